@@ -1,0 +1,513 @@
+//! The exported C ABI (`TVMFFI*` symbols).
+//!
+//! Every entry point validates its arguments, catches Rust panics, and
+//! reports failures through the thread-local raised error with a nonzero
+//! return; none of them aborts the process on bad input.
+//!
+//! SAFETY contract shared by every function here: pointers the caller
+//! passes are either NULL (checked, reported as an error) or valid for the
+//! access the ABI documents; handles are live objects on which the caller
+//! holds a reference.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr::NonNull;
+
+use crate::abi::*;
+use crate::alloc_header;
+use crate::any::Any;
+use crate::containers::OpaqueObj;
+use crate::error::{self, byte_slice, Error, ErrorObj};
+use crate::function::{panic_message, Function};
+use crate::object::{self, ObjectRef};
+use crate::type_registry;
+
+/// Run `f`, turning `Err` and panics into a raised error and -1.
+fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => 0,
+        Ok(Err(e)) => {
+            error::set_raised(e);
+            -1
+        }
+        Err(p) => {
+            error::set_raised(Error::runtime_error(format!("{name}: internal panic: {}", panic_message(&*p))));
+            -1
+        }
+    }
+}
+
+fn non_null<'a, T>(p: *const T, func: &str, what: &str) -> Result<&'a T, Error> {
+    // SAFETY: non-NULL pointers are valid per the module contract.
+    unsafe { p.as_ref() }.ok_or_else(|| Error::value_error(format!("{func}: {what} is NULL")))
+}
+
+fn out_ptr<'a, T>(p: *mut T, func: &str) -> Result<&'a mut T, Error> {
+    // SAFETY: as above.
+    unsafe { p.as_mut() }.ok_or_else(|| Error::value_error(format!("{func}: output pointer is NULL")))
+}
+
+fn handle(h: TVMFFIObjectHandle, func: &str) -> Result<NonNull<TVMFFIObject>, Error> {
+    NonNull::new(h as *mut TVMFFIObject).ok_or_else(|| Error::value_error(format!("{func}: object handle is NULL")))
+}
+
+fn bytes<'a>(b: *const TVMFFIByteArray, func: &str, what: &str) -> Result<&'a [u8], Error> {
+    let b = non_null(b, func, what)?;
+    if b.size > 0 && b.data.is_null() {
+        return Err(Error::value_error(format!("{func}: {what} has size {} but NULL data", b.size)));
+    }
+    // SAFETY: validated above; valid per the module contract.
+    Ok(unsafe { byte_slice(b) })
+}
+
+fn utf8<'a>(b: &'a [u8], func: &str, what: &str) -> Result<&'a str, Error> {
+    std::str::from_utf8(b).map_err(|_| Error::value_error(format!("{func}: {what} is not valid UTF-8")))
+}
+
+fn cstr_lossy(p: *const c_char) -> String {
+    if p.is_null() {
+        "<null>".to_string()
+    } else {
+        // SAFETY: non-NULL C strings are NUL-terminated per the contract.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIGetVersion(out_version: *mut TVMFFIVersion) {
+    if let Some(v) = unsafe { out_version.as_mut() } {
+        *v = VERSION;
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIObjectIncRef(obj: TVMFFIObjectHandle) -> c_int {
+    guard("TVMFFIObjectIncRef", || {
+        let p = handle(obj, "TVMFFIObjectIncRef")?;
+        // SAFETY: live object per the contract.
+        unsafe { object::inc_ref(p.as_ptr()) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIObjectDecRef(obj: TVMFFIObjectHandle) -> c_int {
+    guard("TVMFFIObjectDecRef", || {
+        let p = handle(obj, "TVMFFIObjectDecRef")?;
+        // SAFETY: the caller gives up one reference it owns.
+        unsafe { object::dec_ref(p.as_ptr()) };
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIObjectCreateOpaque(
+    handle: *mut c_void,
+    type_index: i32,
+    deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    guard("TVMFFIObjectCreateOpaque", || {
+        let out = out_ptr(out, "TVMFFIObjectCreateOpaque")?;
+        *out = OpaqueObj::create(handle, type_index, deleter)?.into_raw() as TVMFFIObjectHandle;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
+    alloc_header::current_allocator()
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFISetCustomAllocator(allocator: *mut TVMFFICustomAllocator) -> c_int {
+    // SAFETY: the caller promises the entry outlives the process.
+    guard("TVMFFISetCustomAllocator", || unsafe { alloc_header::set_allocator(allocator) })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeKeyToIndex(type_key: *const TVMFFIByteArray, out_tindex: *mut i32) -> c_int {
+    guard("TVMFFITypeKeyToIndex", || {
+        let key = bytes(type_key, "TVMFFITypeKeyToIndex", "type_key")?;
+        let out = out_ptr(out_tindex, "TVMFFITypeKeyToIndex")?;
+        *out = type_registry::key_to_index(key).ok_or_else(|| {
+            Error::key_error(format!("type key {:?} is not registered", String::from_utf8_lossy(key)))
+        })?;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeGetOrAllocIndex(
+    type_key: *const TVMFFIByteArray,
+    static_type_index: i32,
+    type_depth: i32,
+    _num_child_slots: i32,
+    _child_slots_can_overflow: i32,
+    parent_type_index: i32,
+) -> i32 {
+    let mut result = -1;
+    let rc = guard("TVMFFITypeGetOrAllocIndex", || {
+        let key = bytes(type_key, "TVMFFITypeGetOrAllocIndex", "type_key")?;
+        if parent_type_index == -2 {
+            result = type_registry::key_to_index(key).unwrap_or(-2);
+            return Ok(());
+        }
+        if let Some(i) = type_registry::key_to_index(key) {
+            result = i;
+            return Ok(());
+        }
+        let expected_depth = if parent_type_index == -1 {
+            0
+        } else {
+            type_registry::type_info(parent_type_index)
+                .ok_or_else(|| {
+                    Error::value_error(format!(
+                        "TVMFFITypeGetOrAllocIndex: unknown parent type index {parent_type_index} for {:?}",
+                        String::from_utf8_lossy(key)
+                    ))
+                })?
+                .type_depth
+                + 1
+        };
+        if type_depth != expected_depth {
+            return Err(Error::value_error(format!(
+                "TVMFFITypeGetOrAllocIndex: {:?} declares depth {type_depth} but its parent implies {expected_depth}",
+                String::from_utf8_lossy(key)
+            )));
+        }
+        result = type_registry::get_or_alloc_index_bytes(key, static_type_index, parent_type_index)?;
+        Ok(())
+    });
+    if rc == 0 {
+        result
+    } else {
+        -1
+    }
+}
+
+#[no_mangle]
+pub extern "C" fn TVMFFIGetTypeInfo(type_index: i32) -> *const TVMFFITypeInfo {
+    type_registry::type_info(type_index).map_or(std::ptr::null(), |i| i as *const TVMFFITypeInfo)
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeRegisterField(type_index: i32, info: *const TVMFFIFieldInfo) -> c_int {
+    guard("TVMFFITypeRegisterField", || {
+        let info = non_null(info, "TVMFFITypeRegisterField", "field info")?;
+        bytes(&info.name, "TVMFFITypeRegisterField", "field name")?;
+        type_registry::register_field(type_index, info)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeRegisterMethod(type_index: i32, info: *const TVMFFIMethodInfo) -> c_int {
+    guard("TVMFFITypeRegisterMethod", || {
+        let info = non_null(info, "TVMFFITypeRegisterMethod", "method info")?;
+        bytes(&info.name, "TVMFFITypeRegisterMethod", "method name")?;
+        type_registry::register_method(type_index, info)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(type_index: i32, metadata: *const TVMFFITypeMetadata) -> c_int {
+    guard("TVMFFITypeRegisterMetadata", || {
+        type_registry::register_metadata(type_index, non_null(metadata, "TVMFFITypeRegisterMetadata", "metadata")?)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFITypeRegisterAttr(
+    type_index: i32,
+    attr_name: *const TVMFFIByteArray,
+    attr_value: *const TVMFFIAny,
+) -> c_int {
+    guard("TVMFFITypeRegisterAttr", || {
+        let name = bytes(attr_name, "TVMFFITypeRegisterAttr", "attr_name")?;
+        let value = non_null(attr_value, "TVMFFITypeRegisterAttr", "attr_value")?;
+        type_registry::register_attr(type_index, name, value)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIGetTypeAttrColumn(attr_name: *const TVMFFIByteArray) -> *const TVMFFITypeAttrColumn {
+    match bytes(attr_name, "TVMFFIGetTypeAttrColumn", "attr_name") {
+        Ok(name) => type_registry::attr_column(name).map_or(std::ptr::null(), |c| c as *const _),
+        Err(_) => std::ptr::null(),
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIFunctionCreate(
+    self_: *mut c_void,
+    safe_call: Option<TVMFFISafeCallType>,
+    deleter: Option<unsafe extern "C" fn(*mut c_void)>,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    guard("TVMFFIFunctionCreate", || {
+        let out = out_ptr(out, "TVMFFIFunctionCreate")?;
+        let call = safe_call.ok_or_else(|| Error::value_error("TVMFFIFunctionCreate: safe_call is NULL"))?;
+        *out = Function::from_extern(self_, call, deleter)?.into_object().into_raw() as TVMFFIObjectHandle;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIFunctionCall(
+    func: TVMFFIObjectHandle,
+    args: *mut TVMFFIAny,
+    num_args: i32,
+    result: *mut TVMFFIAny,
+) -> c_int {
+    let mut call: Option<TVMFFISafeCallType> = None;
+    let rc = guard("TVMFFIFunctionCall", || {
+        let f = handle(func, "TVMFFIFunctionCall")?;
+        // SAFETY: live object per the contract.
+        let index = unsafe { (*f.as_ptr()).type_index };
+        if index != type_index::kTVMFFIFunction {
+            return Err(Error::type_error(format!(
+                "TVMFFIFunctionCall: expected ffi.Function, got {}",
+                type_registry::type_key_of(index)
+            )));
+        }
+        if num_args < 0 || (num_args > 0 && args.is_null()) {
+            return Err(Error::value_error(format!("TVMFFIFunctionCall: bad arguments ({num_args} at {args:p})")));
+        }
+        out_ptr(result, "TVMFFIFunctionCall")?;
+        // SAFETY: the cell follows the header of every Function object.
+        let cell = unsafe { &*((f.as_ptr() as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIFunctionCell) };
+        call = Some(cell.safe_call.ok_or_else(|| Error::runtime_error("TVMFFIFunctionCall: function has no safe_call"))?);
+        Ok(())
+    });
+    match (rc, call) {
+        // The callee follows the same convention: its return code and raised
+        // error pass straight through.
+        // SAFETY: arguments validated above.
+        (0, Some(call)) => unsafe { call(func, args, num_args, result) },
+        _ => -1,
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIFunctionGetGlobal(name: *const TVMFFIByteArray, out: *mut TVMFFIObjectHandle) -> c_int {
+    guard("TVMFFIFunctionGetGlobal", || {
+        let name = bytes(name, "TVMFFIFunctionGetGlobal", "name")?;
+        let out = out_ptr(out, "TVMFFIFunctionGetGlobal")?;
+        *out = std::str::from_utf8(name)
+            .ok()
+            .and_then(Function::get_global)
+            .map_or(std::ptr::null_mut(), |f| f.into_object().into_raw() as TVMFFIObjectHandle);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIFunctionSetGlobal(
+    name: *const TVMFFIByteArray,
+    f: TVMFFIObjectHandle,
+    allow_override: c_int,
+) -> c_int {
+    guard("TVMFFIFunctionSetGlobal", || {
+        let name = utf8(bytes(name, "TVMFFIFunctionSetGlobal", "name")?, "TVMFFIFunctionSetGlobal", "name")?;
+        let f = handle(f, "TVMFFIFunctionSetGlobal")?;
+        // SAFETY: live object; we take our own reference.
+        let f = Function::from_object(unsafe { ObjectRef::from_raw_borrowed(f) })?;
+        Function::set_global(name, f, allow_override != 0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
+    method_info: *const TVMFFIMethodInfo,
+    allow_override: c_int,
+) -> c_int {
+    guard("TVMFFIFunctionSetGlobalFromMethodInfo", || {
+        let info = non_null(method_info, "TVMFFIFunctionSetGlobalFromMethodInfo", "method info")?;
+        let name = utf8(
+            bytes(&info.name, "TVMFFIFunctionSetGlobalFromMethodInfo", "name")?,
+            "TVMFFIFunctionSetGlobalFromMethodInfo",
+            "name",
+        )?;
+        let f = Any::from_view(&info.method)?
+            .as_object()
+            .ok_or_else(|| Error::type_error("TVMFFIFunctionSetGlobalFromMethodInfo: method is not an object"))?;
+        Function::set_global(name, Function::from_object(f)?, allow_override != 0)
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(any_view: *const TVMFFIAny, out: *mut TVMFFIAny) -> c_int {
+    guard("TVMFFIAnyViewToOwnedAny", || {
+        let v = non_null(any_view, "TVMFFIAnyViewToOwnedAny", "any_view")?;
+        let out = out_ptr(out, "TVMFFIAnyViewToOwnedAny")?;
+        *out = Any::from_view(v)?.into_raw();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHandle) {
+    if let Some(out) = unsafe { result.as_mut() } {
+        *out = error::take_raised_object().map_or(std::ptr::null_mut(), |o| o.into_raw() as TVMFFIObjectHandle);
+    }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorSetRaised(error: TVMFFIObjectHandle) {
+    let r = catch_unwind(AssertUnwindSafe(|| match NonNull::new(error as *mut TVMFFIObject) {
+        // SAFETY: live object; the slot takes its own reference.
+        Some(p) if unsafe { (*p.as_ptr()).type_index } == type_index::kTVMFFIError => {
+            error::set_raised_object(unsafe { ObjectRef::from_raw_borrowed(p) })
+        }
+        Some(p) => error::set_raised(Error::type_error(format!(
+            "TVMFFIErrorSetRaised: expected ffi.Error, got {}",
+            type_registry::type_key_of(unsafe { (*p.as_ptr()).type_index })
+        ))),
+        None => error::set_raised(Error::value_error("TVMFFIErrorSetRaised: error handle is NULL")),
+    }));
+    drop(r);
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStr(kind: *const c_char, message: *const c_char) {
+    error::set_raised(Error::new(cstr_lossy(kind), cstr_lossy(message)));
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorSetRaisedFromCStrParts(
+    kind: *const c_char,
+    message_parts: *const *const c_char,
+    num_parts: i32,
+) {
+    let mut msg = String::new();
+    if !message_parts.is_null() {
+        for i in 0..num_parts.max(0) as usize {
+            // SAFETY: `num_parts` entries per the contract.
+            let part = unsafe { *message_parts.add(i) };
+            if !part.is_null() {
+                msg.push_str(&cstr_lossy(part));
+            }
+        }
+    }
+    error::set_raised(Error::new(cstr_lossy(kind), msg));
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorCreate(
+    kind: *const TVMFFIByteArray,
+    message: *const TVMFFIByteArray,
+    backtrace: *const TVMFFIByteArray,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    // SAFETY: forwarding the same contract.
+    unsafe { TVMFFIErrorCreateWithCauseAndExtraContext(kind, message, backtrace, std::ptr::null_mut(), std::ptr::null_mut(), out) }
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
+    kind: *const TVMFFIByteArray,
+    message: *const TVMFFIByteArray,
+    backtrace: *const TVMFFIByteArray,
+    cause_chain: TVMFFIObjectHandle,
+    extra_context: TVMFFIObjectHandle,
+    out: *mut TVMFFIObjectHandle,
+) -> c_int {
+    const F: &str = "TVMFFIErrorCreate";
+    guard(F, || {
+        let out = out_ptr(out, F)?;
+        let k = bytes(kind, F, "kind")?;
+        let m = bytes(message, F, "message")?;
+        let b = if backtrace.is_null() { &[][..] } else { bytes(backtrace, F, "backtrace")? };
+        // SAFETY: live objects per the contract; the error takes its own references.
+        let borrow = |h: TVMFFIObjectHandle| NonNull::new(h as *mut TVMFFIObject).map(|p| unsafe { ObjectRef::from_raw_borrowed(p) });
+        let e = ErrorObj::create_with(k, m, b, borrow(cause_chain), borrow(extra_context))?;
+        *out = e.into_object_ref().into_raw() as TVMFFIObjectHandle;
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIBacktrace(
+    filename: *const c_char,
+    lineno: c_int,
+    func: *const c_char,
+    _cross_ffi_boundary: c_int,
+) -> *const TVMFFIByteArray {
+    thread_local! {
+        static LAST: std::cell::RefCell<(String, TVMFFIByteArray)> =
+            const { std::cell::RefCell::new((String::new(), TVMFFIByteArray::EMPTY)) };
+    }
+    let file = (!filename.is_null()).then(|| cstr_lossy(filename));
+    let func = (!func.is_null()).then(|| cstr_lossy(func));
+    let text = catch_unwind(|| error::backtrace_string(file.as_deref(), lineno, func.as_deref())).unwrap_or_default();
+    LAST.with(|l| {
+        let mut l = l.borrow_mut();
+        l.0 = text;
+        l.1 = TVMFFIByteArray::from_slice(l.0.as_bytes());
+        // The thread-local outlives this call; valid until the next call.
+        &l.1 as *const TVMFFIByteArray
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+    guard("TVMFFIStringFromByteArray", || {
+        let b = bytes(input, "TVMFFIStringFromByteArray", "input")?;
+        *out_ptr(out, "TVMFFIStringFromByteArray")? = crate::string::make_str_or_bytes(b, false)?.into_raw();
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
+    guard("TVMFFIBytesFromByteArray", || {
+        let b = bytes(input, "TVMFFIBytesFromByteArray", "input")?;
+        *out_ptr(out, "TVMFFIBytesFromByteArray")? = crate::string::make_str_or_bytes(b, true)?.into_raw();
+        Ok(())
+    })
+}
+
+static INIT_ONCE_LOCK: parking_lot::Mutex<()> = parking_lot::const_mutex(());
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIHandleInitOnce(
+    handle_addr: *mut *mut c_void,
+    init_func: Option<unsafe extern "C" fn(*mut *mut c_void) -> c_int>,
+) -> c_int {
+    guard("TVMFFIHandleInitOnce", || {
+        let slot = out_ptr(handle_addr, "TVMFFIHandleInitOnce")?;
+        let init = init_func.ok_or_else(|| Error::value_error("TVMFFIHandleInitOnce: init_func is NULL"))?;
+        let _g = INIT_ONCE_LOCK.lock();
+        if slot.is_null() {
+            let mut result: *mut c_void = std::ptr::null_mut();
+            // SAFETY: the caller's init function.
+            let rc = unsafe { init(&mut result) };
+            if rc != 0 {
+                return Err(error::take_raised_or_unknown(rc));
+            }
+            *slot = result;
+        }
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
+    handle_addr: *mut *mut c_void,
+    deinit_func: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
+) -> c_int {
+    guard("TVMFFIHandleDeinitOnce", || {
+        let slot = out_ptr(handle_addr, "TVMFFIHandleDeinitOnce")?;
+        let deinit = deinit_func.ok_or_else(|| Error::value_error("TVMFFIHandleDeinitOnce: deinit_func is NULL"))?;
+        let _g = INIT_ONCE_LOCK.lock();
+        if !slot.is_null() {
+            // SAFETY: the caller's deinit function for the handle it made.
+            let rc = unsafe { deinit(*slot) };
+            if rc != 0 {
+                return Err(error::take_raised_or_unknown(rc));
+            }
+            *slot = std::ptr::null_mut();
+        }
+        Ok(())
+    })
+}

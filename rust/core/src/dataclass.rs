@@ -1,0 +1,469 @@
+//! Object types defined at run time from a list of typed fields, so a
+//! frontend (the Python `py_class` decorator) can define classes without
+//! native code.
+//!
+//! An instance is the object header followed by one slot per field,
+//! parent's fields first. Slot kinds:
+//!
+//! | kind     | storage             | accepts                               |
+//! |----------|---------------------|---------------------------------------|
+//! | `Any`    | 16-byte `TVMFFIAny` | any value                             |
+//! | `Int`    | `i64`               | int, bool                             |
+//! | `Float`  | `f64`               | float, int, bool                      |
+//! | `Bool`   | `i64` (0/1)         | bool, int                             |
+//! | `Str`    | 16-byte `TVMFFIAny` | str, None                             |
+//! | `Object` | object pointer      | None or an instance of the field type |
+//!
+//! Each field is registered with the type registry: a getter function, and
+//! a setter that is a Function object (`kSetterIsFunctionObj`) checking the
+//! declared type. The type gets `__ffi_new__` (an instance with every field
+//! zero/None) and `__ffi_init__` (positional values for every field, in
+//! order) as type attributes, plus its `TVMFFITypeMetadata::total_size`.
+//! The metadata `creator` stays NULL: a plain C function pointer cannot
+//! know which run-time type to create.
+//!
+//! The builtin global `tether.dataclass.RegisterType` exposes this to any
+//! frontend through the C ABI.
+//!
+//! SAFETY invariants of this module: an instance of a registered dataclass
+//! type has the layout recorded in `LAYOUTS` for its type index, its slots
+//! are always initialised (zeroed at creation), and Object slots own one
+//! reference when non-NULL.
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void};
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::RwLock;
+
+use crate::abi::{
+    field_flag, kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak, type_index as ti,
+    TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIObject, TVMFFITypeMetadata,
+};
+use crate::alloc_header;
+use crate::any::{Any, AnyView};
+use crate::containers::Array;
+use crate::error::{self, Error};
+use crate::function::{arg, Function};
+use crate::object::ObjectRef;
+use crate::type_registry::{self, type_key_of};
+
+/// What a field slot stores.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldKind {
+    Any,
+    Int,
+    Float,
+    Bool,
+    Str,
+    /// An object of this type index (or a subtype), or None.
+    Object(i32),
+}
+
+impl FieldKind {
+    fn size(self) -> usize {
+        match self {
+            FieldKind::Any | FieldKind::Str => 16,
+            _ => 8,
+        }
+    }
+
+    fn static_type_index(self) -> i32 {
+        match self {
+            FieldKind::Any => ti::kTVMFFIAny,
+            FieldKind::Int => ti::kTVMFFIInt,
+            FieldKind::Float => ti::kTVMFFIFloat,
+            FieldKind::Bool => ti::kTVMFFIBool,
+            FieldKind::Str => ti::kTVMFFIStr,
+            FieldKind::Object(t) => t,
+        }
+    }
+
+    fn describe(self) -> String {
+        match self {
+            FieldKind::Any => "Any".into(),
+            FieldKind::Int => "int".into(),
+            FieldKind::Float => "float".into(),
+            FieldKind::Bool => "bool".into(),
+            FieldKind::Str => "str".into(),
+            FieldKind::Object(t) => type_key_of(t),
+        }
+    }
+
+    /// Parse the names used by `tether.dataclass.RegisterType`.
+    pub fn parse(name: &str, type_index: i32) -> Result<FieldKind, Error> {
+        Ok(match name {
+            "any" => FieldKind::Any,
+            "int" => FieldKind::Int,
+            "float" => FieldKind::Float,
+            "bool" => FieldKind::Bool,
+            "str" => FieldKind::Str,
+            "object" => {
+                if type_registry::type_info(type_index).is_none() {
+                    return Err(Error::value_error(format!("object field type index {type_index} is not registered")));
+                }
+                FieldKind::Object(type_index)
+            }
+            other => {
+                return Err(Error::value_error(format!(
+                    "unknown field kind {other:?} (expected any, int, float, bool, str or object)"
+                )))
+            }
+        })
+    }
+}
+
+/// One field of a run-time type.
+#[derive(Clone, Debug)]
+pub struct FieldSpec {
+    pub name: String,
+    pub kind: FieldKind,
+    /// `TVMFFIFieldInfo` flags (kInitOff, kReprOff, kKwOnly, …); kWritable is
+    /// added unless `frozen`.
+    pub flags: i64,
+    pub frozen: bool,
+}
+
+#[derive(Clone, Debug)]
+struct Slot {
+    kind: FieldKind,
+    offset: usize,
+}
+
+#[derive(Debug)]
+struct Layout {
+    total_size: usize,
+    slots: Vec<Slot>,
+}
+
+fn layouts() -> &'static RwLock<HashMap<i32, Arc<Layout>>> {
+    static L: OnceLock<RwLock<HashMap<i32, Arc<Layout>>>> = OnceLock::new();
+    L.get_or_init(|| RwLock::new(HashMap::new()))
+}
+
+fn layout_of(type_index: i32) -> Option<Arc<Layout>> {
+    layouts().read().get(&type_index).cloned()
+}
+
+/// Whether `type_index` is a run-time dataclass type.
+pub fn is_dataclass(type_index: i32) -> bool {
+    layouts().read().contains_key(&type_index)
+}
+
+/// Register a run-time type. Returns its type index.
+pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Result<i32, Error> {
+    if type_registry::key_to_index(type_key.as_bytes()).is_some() {
+        return Err(Error::value_error(format!("type {type_key} is already registered")));
+    }
+    let parent_slots = if parent == ti::kTVMFFIObject {
+        Layout { total_size: std::mem::size_of::<TVMFFIObject>(), slots: Vec::new() }
+    } else {
+        let p = layout_of(parent).ok_or_else(|| {
+            Error::type_error(format!(
+                "parent {} of {type_key} is not a run-time dataclass type (or ffi.Object)",
+                type_key_of(parent)
+            ))
+        })?;
+        Layout { total_size: p.total_size, slots: p.slots.clone() }
+    };
+    let mut seen = std::collections::HashSet::new();
+    for f in &fields {
+        if f.name.is_empty() || !seen.insert(f.name.clone()) {
+            return Err(Error::value_error(format!("field name {:?} of {type_key} is empty or repeated", f.name)));
+        }
+    }
+    let index = type_registry::get_or_alloc_index(type_key, -1, parent)?;
+    let mut layout = parent_slots;
+    for f in &fields {
+        let offset = layout.total_size; // every slot is 8-aligned, sizes are 8 or 16
+        layout.slots.push(Slot { kind: f.kind, offset });
+        layout.total_size += f.kind.size();
+        let setter = make_setter(type_key, f)?;
+        let info = TVMFFIFieldInfo {
+            name: TVMFFIByteArray::from_slice(f.name.as_bytes()),
+            doc: TVMFFIByteArray::EMPTY,
+            metadata: TVMFFIByteArray::EMPTY,
+            flags: f.flags | field_flag::kSetterIsFunctionObj | if f.frozen { 0 } else { field_flag::kWritable },
+            size: f.kind.size() as i64,
+            alignment: 8,
+            offset: offset as i64,
+            getter: Some(getter_for(f.kind)),
+            setter: setter.as_object().as_ptr() as *mut c_void,
+            default_value_or_factory: TVMFFIAny::NONE,
+            field_static_type_index: f.kind.static_type_index(),
+        };
+        // The registry retains the setter function; ours drops after this.
+        type_registry::register_field(index, &info)?;
+    }
+    let total = layout.total_size;
+    layouts().write().insert(index, Arc::new(layout));
+    type_registry::register_metadata(
+        index,
+        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: total as i32, structural_eq_hash_kind: 0 },
+    )?;
+    let new_fn = Function::from_closure(move |args| {
+        if !args.is_empty() {
+            return Err(Error::type_error(format!("__ffi_new__ takes no arguments, got {}", args.len())));
+        }
+        Ok(Any::from_object(new_instance(index)?))
+    })?;
+    let init_fn = Function::from_closure(move |args| Ok(Any::from_object(init_instance(index, args)?)))?;
+    type_registry::register_attr(index, b"__ffi_new__", Any::from_object(new_fn.into_object()).as_raw())?;
+    type_registry::register_attr(index, b"__ffi_init__", Any::from_object(init_fn.into_object()).as_raw())?;
+    Ok(index)
+}
+
+/// A new instance with every slot zero/None.
+pub fn new_instance(type_index: i32) -> Result<ObjectRef, Error> {
+    let layout = layout_of(type_index)
+        .ok_or_else(|| Error::type_error(format!("{} is not a run-time dataclass type", type_key_of(type_index))))?;
+    let body = alloc_header::allocate_body(layout.total_size, 8, type_index)?;
+    // SAFETY: `total_size` bytes were allocated; zero bytes are a valid
+    // state for every slot kind (None Any, 0, 0.0, false, NULL object).
+    unsafe {
+        std::ptr::write_bytes(body.as_ptr(), 0, layout.total_size);
+        let obj = alloc_header::init_header(body, type_index, instance_deleter);
+        Ok(ObjectRef::from_raw_owned(std::ptr::NonNull::new_unchecked(obj)))
+    }
+}
+
+/// A new instance with every field set, in declaration order.
+pub fn init_instance(type_index: i32, values: &[AnyView<'_>]) -> Result<ObjectRef, Error> {
+    let obj = new_instance(type_index)?;
+    let fields = type_registry::all_fields(type_index);
+    if values.len() != fields.len() {
+        return Err(Error::type_error(format!(
+            "{}.__ffi_init__ expects {} values (one per field), got {}",
+            type_key_of(type_index),
+            fields.len(),
+            values.len()
+        )));
+    }
+    for (f, v) in fields.iter().zip(values) {
+        set_field(&obj, f, v.as_raw())?;
+    }
+    Ok(obj)
+}
+
+/// Read a reflected field of any object through its getter.
+pub fn get_field(obj: &ObjectRef, f: &TVMFFIFieldInfo) -> Result<Any, Error> {
+    let getter = f.getter.ok_or_else(|| Error::attribute_error("field has no getter"))?;
+    let mut out = TVMFFIAny::NONE;
+    // SAFETY: the field belongs to the object's type (callers look it up
+    // from the object's own type index), so the address is inside it.
+    let rc = unsafe { getter((obj.as_ptr() as *mut u8).add(f.offset as usize) as *mut c_void, &mut out) };
+    if rc != 0 {
+        return Err(error::take_raised_or_unknown(rc));
+    }
+    // SAFETY: getters hand back an owned value.
+    Ok(unsafe { Any::from_raw_owned(out) })
+}
+
+/// Write a reflected field of any object through its setter.
+pub fn set_field(obj: &ObjectRef, f: &TVMFFIFieldInfo, value: &TVMFFIAny) -> Result<(), Error> {
+    // SAFETY: as in `get_field`.
+    let addr = unsafe { (obj.as_ptr() as *mut u8).add(f.offset as usize) as *mut c_void };
+    if f.setter.is_null() {
+        return Err(Error::attribute_error("field has no setter"));
+    }
+    if f.flags & field_flag::kSetterIsFunctionObj != 0 {
+        let args = [Any::opaque_ptr(addr), Any::from_view(value)?];
+        // SAFETY: the registry keeps the setter Function alive.
+        unsafe { crate::function::call_raw(f.setter as *mut TVMFFIObject, args.as_ptr() as *const TVMFFIAny, 2) }?;
+        Ok(())
+    } else {
+        // SAFETY: a plain setter function pointer for this field.
+        let setter: crate::abi::TVMFFIFieldSetter = unsafe { std::mem::transmute(f.setter) };
+        // SAFETY: address inside the object, per above.
+        let rc = unsafe { setter(addr, value) };
+        if rc != 0 {
+            return Err(error::take_raised_or_unknown(rc));
+        }
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn instance_deleter(ptr: *mut c_void, flags: i32) {
+    if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // SAFETY: module invariant: instances of a dataclass type have its layout.
+        unsafe {
+            let index = (*(ptr as *mut TVMFFIObject)).type_index;
+            if let Some(layout) = layout_of(index) {
+                for s in &layout.slots {
+                    drop_slot((ptr as *mut u8).add(s.offset), s.kind);
+                }
+            }
+        }
+    }
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: registry-allocated block, no references left.
+        unsafe { alloc_header::free_body(ptr) };
+    }
+}
+
+/// # Safety
+/// `slot` must be an initialised slot of `kind`; it is left zeroed.
+unsafe fn drop_slot(slot: *mut u8, kind: FieldKind) {
+    // SAFETY: per the caller.
+    unsafe {
+        match kind {
+            FieldKind::Any | FieldKind::Str => {
+                drop(Any::from_raw_owned(std::ptr::read(slot as *const TVMFFIAny)));
+                std::ptr::write(slot as *mut TVMFFIAny, TVMFFIAny::NONE);
+            }
+            FieldKind::Object(_) => {
+                let p = std::ptr::replace(slot as *mut *mut TVMFFIObject, std::ptr::null_mut());
+                if !p.is_null() {
+                    crate::object::dec_ref(p);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn getter_for(kind: FieldKind) -> crate::abi::TVMFFIFieldGetter {
+    match kind {
+        FieldKind::Any | FieldKind::Str => get_any_slot,
+        FieldKind::Int => get_int_slot,
+        FieldKind::Float => get_float_slot,
+        FieldKind::Bool => get_bool_slot,
+        FieldKind::Object(_) => get_object_slot,
+    }
+}
+
+unsafe extern "C" fn get_any_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: `field` is an initialised Any slot (module invariant).
+    let v = unsafe { Any::from_view(&*(field as *const TVMFFIAny)) };
+    write_out(v, out)
+}
+unsafe extern "C" fn get_int_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: an i64 slot.
+    write_out(Ok(Any::from(unsafe { *(field as *const i64) })), out)
+}
+unsafe extern "C" fn get_float_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: an f64 slot.
+    write_out(Ok(Any::from(unsafe { *(field as *const f64) })), out)
+}
+unsafe extern "C" fn get_bool_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: an i64 0/1 slot.
+    write_out(Ok(Any::from(unsafe { *(field as *const i64) } != 0)), out)
+}
+unsafe extern "C" fn get_object_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    // SAFETY: an object pointer slot owning its reference when non-NULL.
+    let p = unsafe { *(field as *const *mut TVMFFIObject) };
+    let v = match std::ptr::NonNull::new(p) {
+        // SAFETY: the slot keeps the object alive; we add our own reference.
+        Some(p) => Any::from_object(unsafe { ObjectRef::from_raw_borrowed(p) }),
+        None => Any::none(),
+    };
+    write_out(Ok(v), out)
+}
+
+fn write_out(v: Result<Any, Error>, out: *mut TVMFFIAny) -> c_int {
+    match v {
+        Ok(v) if !out.is_null() => {
+            // SAFETY: the caller's result slot.
+            unsafe { *out = v.into_raw() };
+            0
+        }
+        Ok(_) => {
+            error::set_raised(Error::value_error("field getter called with a NULL result slot"));
+            -1
+        }
+        Err(e) => {
+            error::set_raised(e);
+            -1
+        }
+    }
+}
+
+/// The checked setter of one field: `setter(field_addr, value)`.
+fn make_setter(type_key: &str, f: &FieldSpec) -> Result<Function, Error> {
+    let kind = f.kind;
+    let what = format!("field {:?} of {type_key}", f.name);
+    Function::from_closure(move |args| {
+        let addr = match args.first().map(|a| (a.type_index(), a)) {
+            // SAFETY: reading the pointer payload of an opaque-pointer value.
+            Some((ti::kTVMFFIOpaquePtr, a)) => (unsafe { a.as_raw().value.v_ptr }) as *mut u8,
+            _ => return Err(Error::type_error(format!("setter of {what} needs the field address first"))),
+        };
+        let value = args.get(1).ok_or_else(|| Error::type_error(format!("setter of {what} needs a value")))?;
+        let bad = || Error::type_error(format!("{what} expects {}, got {}", kind.describe(), value.type_key()));
+        // SAFETY: `addr` is the slot of this field in a live instance (the
+        // address comes from `set_field` or the ABI's field-setter protocol).
+        unsafe {
+            match kind {
+                FieldKind::Any => replace_any(addr, value.to_owned()?),
+                FieldKind::Str => match value.type_index() {
+                    ti::kTVMFFIStr | ti::kTVMFFISmallStr | ti::kTVMFFIRawStr | ti::kTVMFFINone => {
+                        replace_any(addr, value.to_owned()?)
+                    }
+                    _ => return Err(bad()),
+                },
+                FieldKind::Int => match value.type_index() {
+                    ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = value.as_raw().value.v_int64,
+                    _ => return Err(bad()),
+                },
+                FieldKind::Bool => match value.type_index() {
+                    ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = (value.as_raw().value.v_int64 != 0) as i64,
+                    _ => return Err(bad()),
+                },
+                FieldKind::Float => *(addr as *mut f64) = value.get::<f64>().map_err(|_| bad())?,
+                FieldKind::Object(t) => {
+                    let new = if value.type_index() == ti::kTVMFFINone {
+                        std::ptr::null_mut()
+                    } else {
+                        let o = value.get::<ObjectRef>().map_err(|_| bad())?;
+                        if !type_registry::is_instance(o.type_index(), t) {
+                            return Err(bad());
+                        }
+                        o.into_raw()
+                    };
+                    let old = std::ptr::replace(addr as *mut *mut TVMFFIObject, new);
+                    if !old.is_null() {
+                        crate::object::dec_ref(old);
+                    }
+                }
+            }
+        }
+        Ok(Any::none())
+    })
+}
+
+/// # Safety
+/// `addr` must be an initialised Any slot.
+unsafe fn replace_any(addr: *mut u8, v: Any) {
+    // SAFETY: per the caller; the old value is dropped after the swap.
+    let old = unsafe { std::ptr::replace(addr as *mut TVMFFIAny, v.into_raw()) };
+    // SAFETY: the slot owned the old value.
+    drop(unsafe { Any::from_raw_owned(old) });
+}
+
+/// `tether.dataclass.RegisterType(type_key, parent_index, fields)` where
+/// `fields` is an Array of `[name, kind, type_index, flags, frozen]` Arrays.
+pub(crate) fn register_type_global() -> Result<Function, Error> {
+    Function::from_closure(|args| {
+        crate::function::expect_args(args, 3, "tether.dataclass.RegisterType")?;
+        let key: String = arg(args, 0, "type_key")?;
+        let parent: i32 = arg(args, 1, "parent_type_index")?;
+        let arr = Array::from_object(arg(args, 2, "fields")?)?;
+        let mut specs = Vec::new();
+        for (i, f) in arr.iter().enumerate() {
+            let rec = Array::from_object(f.get::<ObjectRef>()?)
+                .map_err(|_| Error::type_error(format!("field record {i} must be an Array")))?;
+            if rec.len() != 5 {
+                return Err(Error::value_error(format!(
+                    "field record {i} must be [name, kind, type_index, flags, frozen], got {} items",
+                    rec.len()
+                )));
+            }
+            let name: String = rec.get(0)?.get()?;
+            let kind_name: String = rec.get(1)?.get()?;
+            let kind = FieldKind::parse(&kind_name, rec.get(2)?.get()?)
+                .map_err(|e| Error::new(e.kind(), format!("field {name:?}: {}", e.message())))?;
+            specs.push(FieldSpec { name, kind, flags: rec.get(3)?.get()?, frozen: rec.get(4)?.get()? });
+        }
+        Ok(Any::from(register_type(&key, parent, specs)? as i64))
+    })
+}

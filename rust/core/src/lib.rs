@@ -1,0 +1,39 @@
+//! tether-core: a Rust implementation of the TVM-FFI object core.
+//!
+//! This crate owns every process-wide table of the FFI — the custom
+//! allocator registry, the type registry, the global function registry and
+//! the thread-local raised error — and exports TVM-FFI's C ABI
+//! (`TVMFFI*` symbols) from its shared library (`libtether_core.so`,
+//! `.dylib`, `tether_core.dll`), so code compiled against TVM-FFI's C ABI
+//! runs on it unchanged. The same crate, used as an rlib, offers a safe Rust
+//! API: [`ObjectRef`]/[`ObjectPtr`]/[`WeakRef`], [`Any`], [`Function`],
+//! [`Error`], the containers, and reflection for Rust-defined types.
+//!
+//! Exactly one copy of these tables may exist per process. Code that shares
+//! a process with other FFI users (a Python extension, plugins) must link the
+//! shared library, not this rlib.
+//!
+//! Layout: [`abi`] holds the raw `#[repr(C)]` structs; [`object`] the
+//! reference counting; [`alloc_header`] the allocator registry; [`c_api`]
+//! the exported functions. Unsafe code lives in those modules and in the
+//! object layouts of [`string`], [`containers`] and [`dataclass`].
+
+pub mod abi;
+pub mod alloc_header;
+pub mod any;
+mod builtins;
+pub mod c_api;
+pub mod containers;
+pub mod dataclass;
+pub mod error;
+pub mod function;
+pub mod object;
+pub mod reflection;
+pub mod string;
+pub mod type_registry;
+
+pub use any::{Any, AnyView, FromAny, IntoAny};
+pub use containers::{Array, List, Map, Shape};
+pub use error::Error;
+pub use function::Function;
+pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};

@@ -1,0 +1,466 @@
+//! Reference counting and the owning smart pointers over `TVMFFIObject`.
+//!
+//! The combined counter keeps the strong count in its low half and the weak
+//! count in its high half. A new object starts at strong 1 / weak 1 (the
+//! weak "1" stands for all strong references together). Strong reaching
+//! zero destroys the contents (deleter with the Strong flag); weak reaching
+//! zero frees the storage (deleter with the Weak flag). When both reach
+//! zero in the same decrement, the deleter is called once with Both.
+//!
+//! SAFETY invariants of this module: every pointer wrapped by [`ObjectRef`]
+//! or [`ObjectPtr`] is a live object on which the wrapper owns one strong
+//! reference; every pointer wrapped by [`WeakRef`] owns one weak reference,
+//! so its storage (header included) stays valid.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::OnceLock;
+
+use crate::abi::{
+    kTVMFFIObjectDeleterFlagBitMaskBoth, kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak,
+    TVMFFIObject,
+};
+use crate::alloc_header;
+use crate::error::Error;
+
+pub const COMBINED_STRONG_ONE: u64 = 1;
+pub const COMBINED_WEAK_ONE: u64 = 1 << 32;
+pub const COMBINED_BOTH_ONE: u64 = COMBINED_STRONG_ONE | COMBINED_WEAK_ONE;
+const STRONG_MASK: u64 = (1 << 32) - 1;
+
+fn counter<'a>(obj: *mut TVMFFIObject) -> &'a AtomicU64 {
+    // SAFETY: callers pass live objects; the counter is the first, 8-aligned
+    // field and is only ever accessed atomically.
+    unsafe { AtomicU64::from_ptr(std::ptr::addr_of_mut!((*obj).combined_ref_count)) }
+}
+
+/// Add a strong reference.
+///
+/// # Safety
+/// `obj` must be a live object on which the caller holds a reference.
+pub unsafe fn inc_ref(obj: *mut TVMFFIObject) {
+    counter(obj).fetch_add(COMBINED_STRONG_ONE, Ordering::Relaxed);
+}
+
+/// Drop a strong reference, destroying and freeing as the counts reach zero.
+///
+/// # Safety
+/// The caller must own the strong reference it drops.
+pub unsafe fn dec_ref(obj: *mut TVMFFIObject) {
+    let before = counter(obj).fetch_sub(COMBINED_STRONG_ONE, Ordering::Release);
+    if before == COMBINED_BOTH_ONE {
+        fence(Ordering::Acquire);
+        // SAFETY: last strong and last weak reference: destroy and free.
+        unsafe { call_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth) };
+    } else if before & STRONG_MASK == COMBINED_STRONG_ONE {
+        fence(Ordering::Acquire);
+        // SAFETY: last strong reference; weak ones keep the storage.
+        unsafe {
+            call_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+            dec_weak(obj);
+        }
+    }
+}
+
+/// Add a weak reference.
+///
+/// # Safety
+/// `obj`'s storage must be alive and the caller must hold a reference.
+pub unsafe fn inc_weak(obj: *mut TVMFFIObject) {
+    counter(obj).fetch_add(COMBINED_WEAK_ONE, Ordering::Relaxed);
+}
+
+/// Drop a weak reference, freeing the storage when it was the last.
+///
+/// # Safety
+/// The caller must own the weak reference it drops.
+pub unsafe fn dec_weak(obj: *mut TVMFFIObject) {
+    if counter(obj).fetch_sub(COMBINED_WEAK_ONE, Ordering::Release) == COMBINED_WEAK_ONE {
+        fence(Ordering::Acquire);
+        // SAFETY: no reference of any kind is left.
+        unsafe { call_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak) };
+    }
+}
+
+/// Turn a weak reference into a new strong one if the object still lives.
+///
+/// # Safety
+/// The caller must hold a weak reference.
+pub unsafe fn try_promote(obj: *mut TVMFFIObject) -> bool {
+    let c = counter(obj);
+    let mut cur = c.load(Ordering::Relaxed);
+    while cur & STRONG_MASK != 0 {
+        match c.compare_exchange_weak(cur, cur + COMBINED_STRONG_ONE, Ordering::AcqRel, Ordering::Relaxed) {
+            Ok(_) => return true,
+            Err(actual) => cur = actual,
+        }
+    }
+    false
+}
+
+/// Current strong count (a snapshot).
+///
+/// # Safety
+/// `obj`'s storage must be alive.
+pub unsafe fn strong_count(obj: *mut TVMFFIObject) -> u32 {
+    (counter(obj).load(Ordering::Relaxed) & STRONG_MASK) as u32
+}
+
+/// Current weak count (a snapshot; includes the one for strong references).
+///
+/// # Safety
+/// `obj`'s storage must be alive.
+pub unsafe fn weak_count(obj: *mut TVMFFIObject) -> u32 {
+    (counter(obj).load(Ordering::Relaxed) >> 32) as u32
+}
+
+unsafe fn call_deleter(obj: *mut TVMFFIObject, flags: i32) {
+    // SAFETY: the storage is alive until the Weak-flag call returns.
+    unsafe {
+        if let Some(d) = (*obj).deleter {
+            d(obj as *mut c_void, flags);
+        }
+    }
+}
+
+/// The deleter of every Rust-laid-out object type `T`: drops `T` in place
+/// on Strong, gives the block back to its allocator on Weak.
+///
+/// # Safety
+/// Installed only on objects created by [`ObjectPtr::new`] and friends.
+pub unsafe extern "C" fn object_deleter<T: ObjectType>(ptr: *mut c_void, flags: i32) {
+    if flags & kTVMFFIObjectDeleterFlagBitMaskStrong != 0 {
+        // SAFETY: the strong count reached zero: nobody can see `T` anymore.
+        unsafe { std::ptr::drop_in_place(ptr as *mut T) };
+    }
+    if flags & kTVMFFIObjectDeleterFlagBitMaskWeak != 0 {
+        // SAFETY: no reference is left; the block came from the registry.
+        unsafe { alloc_header::free_body(ptr) };
+    }
+}
+
+/// A Rust type laid out as an FFI object.
+///
+/// # Safety
+/// Implementors must be `#[repr(C)]` with a `TVMFFIObject` (or another
+/// `ObjectType`, whose first field is one) as their first field, and the
+/// value must be `Send + Sync` since objects are shared across threads.
+pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
+    /// Registered type key, e.g. `"ffi.String"` or `"mylib.Point"`.
+    const TYPE_KEY: &'static str;
+    /// The runtime type index (registered on first use).
+    fn type_index() -> i32;
+}
+
+/// Register a Rust-defined object type on first use and return its index.
+///
+/// `static_index` is `-1` for a dynamically allocated index. Used by
+/// [`crate::object_type!`].
+pub fn lazy_type_index(cell: &'static OnceLock<i32>, key: &str, parent: i32) -> i32 {
+    *cell.get_or_init(|| {
+        crate::type_registry::get_or_alloc_index(key, -1, parent)
+            .unwrap_or_else(|e| panic!("registering type {key}: {}", e.message()))
+    })
+}
+
+/// Declare `ObjectType` for a `#[repr(C)]` struct whose first field is a
+/// `TVMFFIObject`:
+///
+/// ```ignore
+/// #[repr(C)]
+/// struct Point { header: TVMFFIObject, x: i64, y: i64 }
+/// tether_core::object_type!(Point, "demo.Point");
+/// ```
+#[macro_export]
+macro_rules! object_type {
+    ($ty:ty, $key:expr) => {
+        $crate::object_type!($ty, $key, $crate::abi::type_index::kTVMFFIObject);
+    };
+    ($ty:ty, $key:expr, $parent:expr) => {
+        unsafe impl $crate::object::ObjectType for $ty {
+            const TYPE_KEY: &'static str = $key;
+            fn type_index() -> i32 {
+                static CELL: ::std::sync::OnceLock<i32> = ::std::sync::OnceLock::new();
+                $crate::object::lazy_type_index(&CELL, $key, $parent)
+            }
+        }
+    };
+}
+
+/// An owning, untyped object reference (one strong count).
+pub struct ObjectRef {
+    ptr: NonNull<TVMFFIObject>,
+}
+
+// SAFETY: object reference counts are atomic and object types are Sync.
+unsafe impl Send for ObjectRef {}
+// SAFETY: as above.
+unsafe impl Sync for ObjectRef {}
+
+impl ObjectRef {
+    /// Take ownership of one strong reference already held on `ptr`.
+    ///
+    /// # Safety
+    /// `ptr` must be a live object and the caller must own the reference.
+    pub unsafe fn from_raw_owned(ptr: NonNull<TVMFFIObject>) -> Self {
+        ObjectRef { ptr }
+    }
+
+    /// Add a strong reference to a borrowed object and own it.
+    ///
+    /// # Safety
+    /// `ptr` must be a live object.
+    pub unsafe fn from_raw_borrowed(ptr: NonNull<TVMFFIObject>) -> Self {
+        // SAFETY: live object, per the caller.
+        unsafe { inc_ref(ptr.as_ptr()) };
+        ObjectRef { ptr }
+    }
+
+    pub fn as_ptr(&self) -> *mut TVMFFIObject {
+        self.ptr.as_ptr()
+    }
+
+    /// Give up ownership without decrementing.
+    pub fn into_raw(self) -> *mut TVMFFIObject {
+        let p = self.ptr.as_ptr();
+        std::mem::forget(self);
+        p
+    }
+
+    pub fn type_index(&self) -> i32 {
+        // SAFETY: module invariant: we own a strong reference.
+        unsafe { (*self.ptr.as_ptr()).type_index }
+    }
+
+    /// Strong count (a snapshot), like `use_count` in C++.
+    pub fn use_count(&self) -> u32 {
+        // SAFETY: module invariant.
+        unsafe { strong_count(self.ptr.as_ptr()) }
+    }
+
+    /// Whether two references name the same object.
+    pub fn same_as(&self, other: &ObjectRef) -> bool {
+        self.ptr == other.ptr
+    }
+
+    /// Whether this object is a `T` or a subtype of it.
+    pub fn is<T: ObjectType>(&self) -> bool {
+        crate::type_registry::is_instance(self.type_index(), T::type_index())
+    }
+
+    /// Downcast to a typed pointer.
+    pub fn downcast<T: ObjectType>(self) -> Result<ObjectPtr<T>, Error> {
+        if self.is::<T>() {
+            let p = self.into_raw();
+            Ok(ObjectPtr { ptr: NonNull::new(p as *mut T).expect("non-null"), _t: PhantomData })
+        } else {
+            Err(Error::type_error(format!(
+                "expected {}, got {}",
+                T::TYPE_KEY,
+                crate::type_registry::type_key_of(self.type_index())
+            )))
+        }
+    }
+
+    /// A weak reference to this object.
+    pub fn downgrade(&self) -> WeakRef {
+        // SAFETY: module invariant.
+        unsafe { inc_weak(self.ptr.as_ptr()) };
+        WeakRef { ptr: self.ptr }
+    }
+}
+
+impl Clone for ObjectRef {
+    fn clone(&self) -> Self {
+        // SAFETY: module invariant.
+        unsafe { inc_ref(self.ptr.as_ptr()) };
+        ObjectRef { ptr: self.ptr }
+    }
+}
+
+impl Drop for ObjectRef {
+    fn drop(&mut self) {
+        // SAFETY: module invariant: we own this strong reference.
+        unsafe { dec_ref(self.ptr.as_ptr()) }
+    }
+}
+
+impl std::fmt::Debug for ObjectRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{:p}", crate::type_registry::type_key_of(self.type_index()), self.ptr)
+    }
+}
+
+/// A weak object reference: keeps the storage, not the contents.
+pub struct WeakRef {
+    ptr: NonNull<TVMFFIObject>,
+}
+
+// SAFETY: counts are atomic.
+unsafe impl Send for WeakRef {}
+// SAFETY: as above.
+unsafe impl Sync for WeakRef {}
+
+impl WeakRef {
+    /// A strong reference if the object is still alive.
+    pub fn upgrade(&self) -> Option<ObjectRef> {
+        // SAFETY: module invariant: we own a weak reference.
+        if unsafe { try_promote(self.ptr.as_ptr()) } {
+            Some(ObjectRef { ptr: self.ptr })
+        } else {
+            None
+        }
+    }
+
+    /// Whether the contents were destroyed.
+    pub fn expired(&self) -> bool {
+        // SAFETY: module invariant.
+        unsafe { strong_count(self.ptr.as_ptr()) == 0 }
+    }
+}
+
+impl Clone for WeakRef {
+    fn clone(&self) -> Self {
+        // SAFETY: module invariant.
+        unsafe { inc_weak(self.ptr.as_ptr()) };
+        WeakRef { ptr: self.ptr }
+    }
+}
+
+impl Drop for WeakRef {
+    fn drop(&mut self) {
+        // SAFETY: module invariant.
+        unsafe { dec_weak(self.ptr.as_ptr()) }
+    }
+}
+
+/// An owning, typed object pointer.
+pub struct ObjectPtr<T: ObjectType> {
+    ptr: NonNull<T>,
+    _t: PhantomData<T>,
+}
+
+// SAFETY: T: Send + Sync and counts are atomic.
+unsafe impl<T: ObjectType> Send for ObjectPtr<T> {}
+// SAFETY: as above.
+unsafe impl<T: ObjectType> Sync for ObjectPtr<T> {}
+
+impl<T: ObjectType> ObjectPtr<T> {
+    /// Allocate `value` through the allocator registry.
+    ///
+    /// The header inside `value` is overwritten (counts, type index, marker,
+    /// deleter); pass `TVMFFIObject` zeroed or from [`header_placeholder`].
+    pub fn new(value: T) -> Result<Self, Error> {
+        // SAFETY: no tail requested; the body gets fully initialised.
+        unsafe { Self::new_with_tail(value, 0, std::mem::align_of::<T>()) }
+    }
+
+    /// Allocate `value` followed by `tail_bytes` of uninitialised storage.
+    ///
+    /// # Safety
+    /// `T`'s `Drop` must account for whatever the caller stores in the tail,
+    /// and the caller must initialise the tail before sharing the object.
+    pub unsafe fn new_with_tail(value: T, tail_bytes: usize, alignment: usize) -> Result<Self, Error> {
+        let type_index = T::type_index();
+        let size = std::mem::size_of::<T>()
+            .checked_add(tail_bytes)
+            .ok_or_else(|| Error::value_error("object size overflows"))?;
+        let alignment = alignment.max(std::mem::align_of::<T>());
+        let body = alloc_header::allocate_body(size, alignment, type_index)?;
+        // SAFETY: `body` has `size >= size_of::<T>()` writable bytes aligned
+        // for T; the header is re-initialised right after the write.
+        unsafe {
+            std::ptr::write(body.as_ptr() as *mut T, value);
+            alloc_header::init_header(body, type_index, object_deleter::<T>);
+        }
+        Ok(ObjectPtr { ptr: body.cast(), _t: PhantomData })
+    }
+
+    /// Allocate a `T` with an explicit runtime type index (a subtype that
+    /// shares `T`'s layout, such as Bytes sharing String's).
+    ///
+    /// # Safety
+    /// As [`Self::new_with_tail`]; `type_index` must name a type whose
+    /// instances have `T`'s layout.
+    pub unsafe fn new_with_type_index(
+        value: T,
+        tail_bytes: usize,
+        type_index: i32,
+    ) -> Result<Self, Error> {
+        let size = std::mem::size_of::<T>() + tail_bytes;
+        let body = alloc_header::allocate_body(size, std::mem::align_of::<T>(), type_index)?;
+        // SAFETY: as in `new_with_tail`.
+        unsafe {
+            std::ptr::write(body.as_ptr() as *mut T, value);
+            alloc_header::init_header(body, type_index, object_deleter::<T>);
+        }
+        Ok(ObjectPtr { ptr: body.cast(), _t: PhantomData })
+    }
+
+    pub fn as_ptr(&self) -> *mut T {
+        self.ptr.as_ptr()
+    }
+
+    pub fn header(&self) -> *mut TVMFFIObject {
+        self.ptr.as_ptr() as *mut TVMFFIObject
+    }
+
+    /// Forget the type.
+    pub fn into_object_ref(self) -> ObjectRef {
+        let p = self.ptr.as_ptr() as *mut TVMFFIObject;
+        std::mem::forget(self);
+        // SAFETY: we owned one strong reference; it moves into the ObjectRef.
+        unsafe { ObjectRef::from_raw_owned(NonNull::new_unchecked(p)) }
+    }
+
+    /// Borrow as an untyped reference (adds a strong count).
+    pub fn to_object_ref(&self) -> ObjectRef {
+        self.clone().into_object_ref()
+    }
+}
+
+impl<T: ObjectType> std::ops::Deref for ObjectPtr<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        // SAFETY: module invariant: the object is alive while we own it.
+        unsafe { self.ptr.as_ref() }
+    }
+}
+
+impl<T: ObjectType> Clone for ObjectPtr<T> {
+    fn clone(&self) -> Self {
+        // SAFETY: module invariant.
+        unsafe { inc_ref(self.header()) };
+        ObjectPtr { ptr: self.ptr, _t: PhantomData }
+    }
+}
+
+impl<T: ObjectType> Drop for ObjectPtr<T> {
+    fn drop(&mut self) {
+        // SAFETY: module invariant.
+        unsafe { dec_ref(self.header()) }
+    }
+}
+
+/// A header value to put in a new object before allocation; every field is
+/// overwritten by the allocator path.
+pub const fn header_placeholder() -> TVMFFIObject {
+    TVMFFIObject { combined_ref_count: 0, type_index: 0, __padding: 0, deleter: None }
+}
+
+/// The root object type: just the header.
+#[repr(C)]
+pub struct Object {
+    pub header: TVMFFIObject,
+}
+
+// SAFETY: repr(C) with the header first; no interior data.
+unsafe impl ObjectType for Object {
+    const TYPE_KEY: &'static str = "ffi.Object";
+    fn type_index() -> i32 {
+        crate::abi::type_index::kTVMFFIObject
+    }
+}
+

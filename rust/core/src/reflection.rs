@@ -1,0 +1,183 @@
+//! Reflection for Rust-defined object types: register fields (with typed
+//! getters and setters generated per field type), methods and a creator.
+//!
+//! ```ignore
+//! #[repr(C)]
+//! struct Point { header: TVMFFIObject, x: i64, y: f64 }
+//! tether_core::object_type!(Point, "demo.Point");
+//! TypeBuilder::<Point>::new()
+//!     .field::<i64>("x", std::mem::offset_of!(Point, x))?
+//!     .field::<f64>("y", std::mem::offset_of!(Point, y))?;
+//! ```
+
+use std::ffi::{c_int, c_void};
+use std::marker::PhantomData;
+
+use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo};
+use crate::any::{Any, FromAny};
+use crate::error::{self, Error};
+use crate::function::Function;
+use crate::object::{ObjectRef, ObjectType};
+use crate::type_registry;
+
+/// A Rust type that can be stored in a reflected field.
+pub trait FieldValue: Sized + 'static {
+    /// The field's static type index (`kTVMFFIAny` when unconstrained).
+    const STATIC_TYPE_INDEX: i32;
+    fn read(&self) -> Any;
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error>;
+}
+
+impl FieldValue for i64 {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIInt;
+    fn read(&self) -> Any {
+        Any::from(*self)
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = i64::from_any(v)?;
+        Ok(())
+    }
+}
+
+impl FieldValue for f64 {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIFloat;
+    fn read(&self) -> Any {
+        Any::from(*self)
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = f64::from_any(v)?;
+        Ok(())
+    }
+}
+
+impl FieldValue for bool {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIBool;
+    fn read(&self) -> Any {
+        Any::from(*self)
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = bool::from_any(v)?;
+        Ok(())
+    }
+}
+
+impl FieldValue for Any {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
+    fn read(&self) -> Any {
+        self.clone()
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = Any::from_view(v)?;
+        Ok(())
+    }
+}
+
+impl FieldValue for Option<ObjectRef> {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+    fn read(&self) -> Any {
+        self.clone().into()
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = Option::<ObjectRef>::from_any(v)?;
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn field_getter<F: FieldValue>(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    if out.is_null() || field.is_null() {
+        error::set_raised(Error::value_error("field getter called with a NULL pointer"));
+        return -1;
+    }
+    // SAFETY: registered for a field of type F at this address.
+    let v = unsafe { (*(field as *const F)).read() };
+    // SAFETY: the caller's result slot.
+    unsafe { *out = v.into_raw() };
+    0
+}
+
+unsafe extern "C" fn field_setter<F: FieldValue>(field: *mut c_void, value: *const TVMFFIAny) -> c_int {
+    if value.is_null() || field.is_null() {
+        error::set_raised(Error::value_error("field setter called with a NULL pointer"));
+        return -1;
+    }
+    // SAFETY: registered for a field of type F at this address; the ABI
+    // leaves synchronisation of field writes to the caller.
+    match unsafe { (*(field as *mut F)).write(&*value) } {
+        Ok(()) => 0,
+        Err(e) => {
+            error::set_raised(e);
+            -1
+        }
+    }
+}
+
+/// Registers reflection for `T`.
+pub struct TypeBuilder<T: ObjectType> {
+    index: i32,
+    _t: PhantomData<T>,
+}
+
+impl<T: ObjectType> Default for TypeBuilder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: ObjectType> TypeBuilder<T> {
+    pub fn new() -> Self {
+        TypeBuilder { index: T::type_index(), _t: PhantomData }
+    }
+
+    /// A writable field of Rust type `F` at byte `offset` inside `T`.
+    pub fn field<F: FieldValue>(self, name: &str, offset: usize) -> Result<Self, Error> {
+        self.field_with_flags::<F>(name, offset, field_flag::kWritable)
+    }
+
+    /// A read-only field.
+    pub fn readonly_field<F: FieldValue>(self, name: &str, offset: usize) -> Result<Self, Error> {
+        self.field_with_flags::<F>(name, offset, 0)
+    }
+
+    fn field_with_flags<F: FieldValue>(self, name: &str, offset: usize, flags: i64) -> Result<Self, Error> {
+        if offset + std::mem::size_of::<F>() > std::mem::size_of::<T>() {
+            return Err(Error::value_error(format!("field {name} at offset {offset} lies outside {}", T::TYPE_KEY)));
+        }
+        let info = TVMFFIFieldInfo {
+            name: TVMFFIByteArray::from_slice(name.as_bytes()),
+            doc: TVMFFIByteArray::EMPTY,
+            metadata: TVMFFIByteArray::EMPTY,
+            flags,
+            size: std::mem::size_of::<F>() as i64,
+            alignment: std::mem::align_of::<F>() as i64,
+            offset: offset as i64,
+            getter: Some(field_getter::<F>),
+            setter: field_setter::<F> as *mut c_void,
+            default_value_or_factory: TVMFFIAny::NONE,
+            field_static_type_index: F::STATIC_TYPE_INDEX,
+        };
+        type_registry::register_field(self.index, &info)?;
+        Ok(self)
+    }
+
+    /// A method (its first argument is the object itself).
+    pub fn method(self, name: &str, f: Function) -> Result<Self, Error> {
+        let info = TVMFFIMethodInfo {
+            name: TVMFFIByteArray::from_slice(name.as_bytes()),
+            doc: TVMFFIByteArray::EMPTY,
+            metadata: TVMFFIByteArray::EMPTY,
+            flags: 0,
+            method: *Any::from_object(f.into_object()).as_raw(),
+        };
+        // register_method retains its own reference; drop ours after.
+        let owned = unsafe { Any::from_raw_owned(info.method) };
+        type_registry::register_method(self.index, &info)?;
+        drop(owned);
+        Ok(self)
+    }
+
+    /// The `__ffi_init__` constructor used by frontends.
+    pub fn init(self, f: Function) -> Result<Self, Error> {
+        type_registry::register_attr(self.index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())?;
+        Ok(self)
+    }
+}

@@ -1,0 +1,490 @@
+//! The process-wide type table: type keys, indices, ancestry, reflected
+//! fields and methods, metadata, and type attribute columns.
+//!
+//! Entries are boxed and never removed, so the `TVMFFITypeInfo` pointers
+//! handed out by `TVMFFIGetTypeInfo` stay valid for the life of the process.
+//! Registration takes the write lock; lookups take the read lock.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
+
+use crate::abi::{
+    field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo, TVMFFITypeAttrColumn,
+    TVMFFITypeInfo, TVMFFITypeMetadata,
+};
+use crate::any::Any;
+use crate::error::{byte_slice, Error};
+
+struct TypeEntry {
+    info: TVMFFITypeInfo,
+    key: Box<[u8]>,
+    ancestors: Vec<*const TVMFFITypeInfo>,
+    fields: Vec<TVMFFIFieldInfo>,
+    methods: Vec<TVMFFIMethodInfo>,
+    metadata: Option<Box<TVMFFITypeMetadata>>,
+    /// Byte strings the field/method/metadata records point into.
+    strings: Vec<Box<[u8]>>,
+    /// Values the records hold (defaults, setters, methods), kept alive here.
+    owned: Vec<Any>,
+}
+
+struct AttrColumn {
+    column: Box<TVMFFITypeAttrColumn>,
+    values: Vec<Any>,
+}
+
+struct Registry {
+    entries: Vec<Option<Box<TypeEntry>>>,
+    by_key: HashMap<Vec<u8>, i32>,
+    next_dynamic: i32,
+    attrs: HashMap<Vec<u8>, AttrColumn>,
+}
+
+// SAFETY: the raw pointers inside point into boxed entries owned by the
+// registry itself, which is only mutated under the write lock.
+unsafe impl Send for Registry {}
+// SAFETY: as above.
+unsafe impl Sync for Registry {}
+
+fn registry() -> &'static RwLock<Registry> {
+    static REG: OnceLock<RwLock<Registry>> = OnceLock::new();
+    REG.get_or_init(|| {
+        let mut r = Registry {
+            entries: Vec::new(),
+            by_key: HashMap::new(),
+            next_dynamic: ti::kTVMFFIDynObjectBegin,
+            attrs: HashMap::new(),
+        };
+        r.insert(b"ffi.Object", ti::kTVMFFIObject, None).expect("root type");
+        for (key, index) in STATIC_OBJECT_TYPES {
+            r.insert(key.as_bytes(), *index, Some(ti::kTVMFFIObject)).expect("static type");
+        }
+        RwLock::new(r)
+    })
+}
+
+/// Object types with fixed indices, all direct children of `ffi.Object`.
+const STATIC_OBJECT_TYPES: &[(&str, i32)] = &[
+    ("ffi.String", ti::kTVMFFIStr),
+    ("ffi.Bytes", ti::kTVMFFIBytes),
+    ("ffi.Error", ti::kTVMFFIError),
+    ("ffi.Function", ti::kTVMFFIFunction),
+    ("ffi.Shape", ti::kTVMFFIShape),
+    ("ffi.Tensor", ti::kTVMFFITensor),
+    ("ffi.Array", ti::kTVMFFIArray),
+    ("ffi.Map", ti::kTVMFFIMap),
+    ("ffi.Module", ti::kTVMFFIModule),
+    ("ffi.OpaquePyObject", ti::kTVMFFIOpaquePyObject),
+    ("ffi.List", ti::kTVMFFIList),
+    ("ffi.Dict", ti::kTVMFFIDict),
+    ("ffi.VisitInterrupt", ti::kTVMFFIVisitInterrupt),
+    ("ffi.BigInt", ti::kTVMFFIBigInt),
+];
+
+/// Names of the POD type indices.
+fn pod_type_key(index: i32) -> Option<&'static str> {
+    Some(match index {
+        ti::kTVMFFIAny => "Any",
+        ti::kTVMFFINone => "None",
+        ti::kTVMFFIInt => "int",
+        ti::kTVMFFIBool => "bool",
+        ti::kTVMFFIFloat => "float",
+        ti::kTVMFFIOpaquePtr => "void*",
+        ti::kTVMFFIDataType => "DataType",
+        ti::kTVMFFIDevice => "Device",
+        ti::kTVMFFIDLTensorPtr => "DLTensor*",
+        ti::kTVMFFIRawStr => "const char*",
+        ti::kTVMFFIByteArrayPtr => "TVMFFIByteArray*",
+        ti::kTVMFFIObjectRValueRef => "ObjectRValueRef",
+        ti::kTVMFFISmallStr => "ffi.SmallStr",
+        ti::kTVMFFISmallBytes => "ffi.SmallBytes",
+        ti::kTVMFFIUnchanged => "ffi.Unchanged",
+        _ => return None,
+    })
+}
+
+/// 64-bit FNV-1a: stable across runs and platforms.
+fn key_hash(key: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in key {
+        h ^= *b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    h
+}
+
+impl Registry {
+    fn entry(&self, index: i32) -> Option<&TypeEntry> {
+        usize::try_from(index).ok().and_then(|i| self.entries.get(i)).and_then(|e| e.as_deref())
+    }
+
+    fn entry_mut(&mut self, index: i32) -> Result<&mut TypeEntry, Error> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.entries.get_mut(i))
+            .and_then(|e| e.as_deref_mut())
+            .ok_or_else(|| Error::value_error(format!("unknown type index {index}")))
+    }
+
+    fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>) -> Result<i32, Error> {
+        let (depth, ancestors) = match parent {
+            None => (0, Vec::new()),
+            Some(p) => {
+                let pe = self.entry(p).ok_or_else(|| Error::value_error(format!("unknown parent type index {p}")))?;
+                let mut anc = pe.ancestors.clone();
+                anc.push(&pe.info as *const TVMFFITypeInfo);
+                (pe.info.type_depth + 1, anc)
+            }
+        };
+        let key: Box<[u8]> = key.into();
+        let mut entry = Box::new(TypeEntry {
+            info: TVMFFITypeInfo {
+                type_index: index,
+                type_depth: depth,
+                type_key: TVMFFIByteArray::EMPTY,
+                type_ancestors: std::ptr::null(),
+                type_key_hash: key_hash(&key),
+                num_fields: 0,
+                num_methods: 0,
+                fields: std::ptr::null(),
+                methods: std::ptr::null(),
+                metadata: std::ptr::null(),
+            },
+            key,
+            ancestors,
+            fields: Vec::new(),
+            methods: Vec::new(),
+            metadata: None,
+            strings: Vec::new(),
+            owned: Vec::new(),
+        });
+        entry.info.type_key = TVMFFIByteArray::from_slice(&entry.key);
+        entry.info.type_ancestors = entry.ancestors.as_ptr();
+        let slot = index as usize;
+        if self.entries.len() <= slot {
+            self.entries.resize_with(slot + 1, || None);
+        }
+        self.by_key.insert(entry.key.to_vec(), index);
+        self.entries[slot] = Some(entry);
+        Ok(index)
+    }
+}
+
+impl TypeEntry {
+    fn keep_bytes(&mut self, b: &TVMFFIByteArray) -> TVMFFIByteArray {
+        // SAFETY: registration records come from callers that pass valid
+        // byte arrays (checked non-NULL by the C ABI layer).
+        let owned: Box<[u8]> = unsafe { byte_slice(b) }.into();
+        let out = TVMFFIByteArray::from_slice(&owned);
+        self.strings.push(owned);
+        out
+    }
+
+    fn keep_any(&mut self, v: &TVMFFIAny) -> Result<TVMFFIAny, Error> {
+        let owned = Any::from_view(v)?;
+        let raw = *owned.as_raw();
+        self.owned.push(owned);
+        Ok(raw)
+    }
+}
+
+/// Look up a type key, or register it.
+///
+/// `static_index >= 0` registers at that fixed index; `-1` allocates one.
+/// `parent` is the parent's index, or `-1` for a root.
+pub fn get_or_alloc_index(key: &str, static_index: i32, parent: i32) -> Result<i32, Error> {
+    get_or_alloc_index_bytes(key.as_bytes(), static_index, parent)
+}
+
+pub fn get_or_alloc_index_bytes(key: &[u8], static_index: i32, parent: i32) -> Result<i32, Error> {
+    if let Some(i) = registry().read().by_key.get(key) {
+        return Ok(*i);
+    }
+    let mut r = registry().write();
+    if let Some(i) = r.by_key.get(key) {
+        return Ok(*i);
+    }
+    let parent = if parent == -1 { None } else { Some(parent) };
+    if let Some(p) = parent {
+        if r.entry(p).is_none() {
+            return Err(Error::value_error(format!(
+                "cannot register type {}: unknown parent type index {p}",
+                String::from_utf8_lossy(key)
+            )));
+        }
+    }
+    let index = if static_index >= 0 {
+        if r.entry(static_index).is_some() {
+            return Err(Error::value_error(format!(
+                "cannot register type {} at index {static_index}: taken by {}",
+                String::from_utf8_lossy(key),
+                String::from_utf8_lossy(&r.entry(static_index).unwrap().key)
+            )));
+        }
+        static_index
+    } else {
+        let i = r.next_dynamic;
+        r.next_dynamic += 1;
+        i
+    };
+    r.insert(key, index, parent)
+}
+
+/// The index registered for `key`.
+pub fn key_to_index(key: &[u8]) -> Option<i32> {
+    registry().read().by_key.get(key).copied()
+}
+
+/// The type info of a registered object type.
+pub fn type_info(index: i32) -> Option<&'static TVMFFITypeInfo> {
+    let r = registry().read();
+    // SAFETY: entries are boxed and never dropped: the reference outlives the lock.
+    r.entry(index).map(|e| unsafe { &*(&e.info as *const TVMFFITypeInfo) })
+}
+
+/// A printable name for any type index (POD names included).
+pub fn type_key_of(index: i32) -> String {
+    if let Some(k) = pod_type_key(index) {
+        return k.to_string();
+    }
+    match registry().read().entry(index) {
+        Some(e) => String::from_utf8_lossy(&e.key).into_owned(),
+        None => format!("<unknown type index {index}>"),
+    }
+}
+
+/// Whether type `child` is `parent` or derives from it.
+pub fn is_instance(child: i32, parent: i32) -> bool {
+    if child == parent || parent == ti::kTVMFFIObject && child >= ti::kTVMFFIStaticObjectBegin {
+        return true;
+    }
+    let r = registry().read();
+    let (Some(c), Some(p)) = (r.entry(child), r.entry(parent)) else { return false };
+    let d = p.info.type_depth as usize;
+    // SAFETY: ancestor pointers point into boxed entries that live forever.
+    d < c.ancestors.len() && unsafe { (*c.ancestors[d]).type_index } == parent
+}
+
+/// Register a reflected field. Strings, the default value and a function
+/// setter are copied/retained by the registry.
+pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
+    let mut r = registry().write();
+    let e = r.entry_mut(index)?;
+    // SAFETY: see `keep_bytes`.
+    let name = unsafe { byte_slice(&info.name) };
+    if name.is_empty() {
+        return Err(Error::value_error("field name must not be empty"));
+    }
+    if e.fields.iter().any(|f| unsafe { byte_slice(&f.name) } == name) {
+        return Err(Error::value_error(format!(
+            "field {} already registered on {}",
+            String::from_utf8_lossy(name),
+            String::from_utf8_lossy(&e.key)
+        )));
+    }
+    if info.getter.is_none() {
+        return Err(Error::value_error(format!("field {} has no getter", String::from_utf8_lossy(name))));
+    }
+    let mut rec = TVMFFIFieldInfo {
+        name: e.keep_bytes(&info.name),
+        doc: e.keep_bytes(&info.doc),
+        metadata: e.keep_bytes(&info.metadata),
+        flags: info.flags,
+        size: info.size,
+        alignment: info.alignment,
+        offset: info.offset,
+        getter: info.getter,
+        setter: info.setter,
+        default_value_or_factory: TVMFFIAny::NONE,
+        field_static_type_index: info.field_static_type_index,
+    };
+    if info.flags & field_flag::kHasDefault != 0 {
+        rec.default_value_or_factory = e.keep_any(&info.default_value_or_factory)?;
+    }
+    if info.flags & field_flag::kSetterIsFunctionObj != 0 && !info.setter.is_null() {
+        let v = TVMFFIAny {
+            type_index: ti::kTVMFFIFunction,
+            small_str_len: 0,
+            value: crate::abi::TVMFFIAnyValue { v_ptr: info.setter },
+        };
+        e.keep_any(&v)?;
+    }
+    e.fields.push(rec);
+    e.info.fields = e.fields.as_ptr();
+    e.info.num_fields = e.fields.len() as i32;
+    Ok(())
+}
+
+/// Register a reflected method (its function value is retained).
+pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), Error> {
+    let mut r = registry().write();
+    let e = r.entry_mut(index)?;
+    let rec = TVMFFIMethodInfo {
+        name: e.keep_bytes(&info.name),
+        doc: e.keep_bytes(&info.doc),
+        metadata: e.keep_bytes(&info.metadata),
+        flags: info.flags,
+        method: e.keep_any(&info.method)?,
+    };
+    e.methods.push(rec);
+    e.info.methods = e.methods.as_ptr();
+    e.info.num_methods = e.methods.len() as i32;
+    Ok(())
+}
+
+/// Register (or replace) a type's metadata.
+pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Error> {
+    let mut r = registry().write();
+    let e = r.entry_mut(index)?;
+    let doc = e.keep_bytes(&md.doc);
+    let boxed = Box::new(TVMFFITypeMetadata {
+        doc,
+        creator: md.creator,
+        total_size: md.total_size,
+        structural_eq_hash_kind: md.structural_eq_hash_kind,
+    });
+    e.info.metadata = &*boxed as *const TVMFFITypeMetadata;
+    // The previous box (if any) is kept alive: readers may hold its pointer.
+    if let Some(old) = e.metadata.replace(boxed) {
+        std::mem::forget(old);
+    }
+    Ok(())
+}
+
+/// Set `attr_name` of type `index`. Setting an attribute twice to different
+/// values is an error.
+pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
+    if index < 0 {
+        return Err(Error::value_error(format!("unknown type index {index}")));
+    }
+    let mut r = registry().write();
+    if r.entry(index).is_none() && pod_type_key(index).is_none() {
+        return Err(Error::value_error(format!("unknown type index {index}")));
+    }
+    let value = Any::from_view(value)?;
+    let col = r.attrs.entry(attr_name.to_vec()).or_insert_with(|| AttrColumn {
+        column: Box::new(TVMFFITypeAttrColumn { data: std::ptr::null(), size: 0, begin_index: 0 }),
+        values: Vec::new(),
+    });
+    let slot = index as usize;
+    if col.values.len() <= slot {
+        col.values.resize_with(slot + 1, Any::none);
+    }
+    let existing = &col.values[slot];
+    if !existing.is_none() && !existing.same_value(&value) {
+        return Err(Error::value_error(format!(
+            "attribute {} of type {} is already registered",
+            String::from_utf8_lossy(attr_name),
+            index
+        )));
+    }
+    col.values[slot] = value;
+    // Any is repr(transparent) over TVMFFIAny, so the Vec is the column.
+    col.column.data = col.values.as_ptr() as *const TVMFFIAny;
+    col.column.size = col.values.len() as i32;
+    Ok(())
+}
+
+/// The column of an attribute, if any type registered it.
+pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
+    let r = registry().read();
+    // SAFETY: the column box lives as long as the registry (forever).
+    r.attrs.get(attr_name).map(|c| unsafe { &*(&*c.column as *const TVMFFITypeAttrColumn) })
+}
+
+/// The value of an attribute for one type (None when unset).
+pub fn attr_value(index: i32, attr_name: &[u8]) -> Option<Any> {
+    let r = registry().read();
+    let col = r.attrs.get(attr_name)?;
+    let v = col.values.get(usize::try_from(index).ok()?)?;
+    (!v.is_none()).then(|| v.clone())
+}
+
+/// Find a field by name on a type or its ancestors.
+pub fn find_field(index: i32, name: &str) -> Option<&'static TVMFFIFieldInfo> {
+    let info = type_info(index)?;
+    for_each_type_in_mro(info, |t| {
+        // SAFETY: records of registered types live forever.
+        let fields = unsafe { std::slice::from_raw_parts(t.fields, t.num_fields as usize) };
+        fields.iter().find(|f| unsafe { byte_slice(&f.name) } == name.as_bytes())
+    })
+}
+
+/// Find a method by name on a type or its ancestors.
+pub fn find_method(index: i32, name: &str) -> Option<&'static TVMFFIMethodInfo> {
+    let info = type_info(index)?;
+    for_each_type_in_mro(info, |t| {
+        if t.num_methods == 0 {
+            return None;
+        }
+        // SAFETY: as above.
+        let methods = unsafe { std::slice::from_raw_parts(t.methods, t.num_methods as usize) };
+        methods.iter().find(|m| unsafe { byte_slice(&m.name) } == name.as_bytes())
+    })
+}
+
+/// All fields of a type, ancestors' first (declaration order).
+pub fn all_fields(index: i32) -> Vec<&'static TVMFFIFieldInfo> {
+    let Some(info) = type_info(index) else { return Vec::new() };
+    let mut chain: Vec<&'static TVMFFITypeInfo> = (0..info.type_depth as usize)
+        // SAFETY: ancestors array has type_depth live entries.
+        .map(|d| unsafe { &**info.type_ancestors.add(d) })
+        .collect();
+    chain.push(info);
+    let mut out = Vec::new();
+    for t in chain {
+        if t.num_fields > 0 {
+            // SAFETY: as above.
+            out.extend(unsafe { std::slice::from_raw_parts(t.fields, t.num_fields as usize) }.iter());
+        }
+    }
+    out
+}
+
+fn for_each_type_in_mro<R>(
+    info: &'static TVMFFITypeInfo,
+    mut f: impl FnMut(&'static TVMFFITypeInfo) -> Option<R>,
+) -> Option<R> {
+    if let Some(r) = f(info) {
+        return Some(r);
+    }
+    for d in (0..info.type_depth as usize).rev() {
+        // SAFETY: ancestors array has type_depth live entries.
+        let t = unsafe { &**info.type_ancestors.add(d) };
+        if let Some(r) = f(t) {
+            return Some(r);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn static_types_are_preregistered() {
+        assert_eq!(key_to_index(b"ffi.String"), Some(ti::kTVMFFIStr));
+        let info = type_info(ti::kTVMFFIArray).unwrap();
+        assert_eq!(info.type_depth, 1);
+        // SAFETY: depth-1 type has one ancestor.
+        assert_eq!(unsafe { (**info.type_ancestors).type_index }, ti::kTVMFFIObject);
+        assert_eq!(type_key_of(ti::kTVMFFIInt), "int");
+    }
+
+    #[test]
+    fn dynamic_types_get_depth_and_ancestors() {
+        let a = get_or_alloc_index("test.registry.A", -1, ti::kTVMFFIObject).unwrap();
+        let b = get_or_alloc_index("test.registry.B", -1, a).unwrap();
+        assert!(a >= ti::kTVMFFIDynObjectBegin);
+        assert_eq!(get_or_alloc_index("test.registry.B", -1, a).unwrap(), b);
+        let info = type_info(b).unwrap();
+        assert_eq!(info.type_depth, 2);
+        assert!(is_instance(b, a));
+        assert!(is_instance(b, ti::kTVMFFIObject));
+        assert!(!is_instance(a, b));
+        assert!(get_or_alloc_index("test.registry.C", -1, 99_999).is_err());
+    }
+}
