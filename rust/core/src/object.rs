@@ -464,3 +464,9 @@ unsafe impl ObjectType for Object {
     }
 }
 
+
+impl<T: ObjectType> std::fmt::Debug for ObjectPtr<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}@{:p}", T::TYPE_KEY, self.ptr)
+    }
+}

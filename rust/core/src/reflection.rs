@@ -161,17 +161,16 @@ impl<T: ObjectType> TypeBuilder<T> {
 
     /// A method (its first argument is the object itself).
     pub fn method(self, name: &str, f: Function) -> Result<Self, Error> {
+        // `value` keeps the function alive while the registry takes its own reference.
+        let value = Any::from_object(f.into_object());
         let info = TVMFFIMethodInfo {
             name: TVMFFIByteArray::from_slice(name.as_bytes()),
             doc: TVMFFIByteArray::EMPTY,
             metadata: TVMFFIByteArray::EMPTY,
             flags: 0,
-            method: *Any::from_object(f.into_object()).as_raw(),
+            method: *value.as_raw(),
         };
-        // register_method retains its own reference; drop ours after.
-        let owned = unsafe { Any::from_raw_owned(info.method) };
         type_registry::register_method(self.index, &info)?;
-        drop(owned);
         Ok(self)
     }
 

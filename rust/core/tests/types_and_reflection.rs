@@ -1,0 +1,149 @@
+//! The type registry, Rust-defined types with reflected fields, and
+//! dataclass types defined at run time.
+
+use std::mem::offset_of;
+
+use tether_core::abi::{field_flag, type_index as ti, TVMFFIObject};
+use tether_core::dataclass::{self, FieldKind, FieldSpec};
+use tether_core::object::header_placeholder;
+use tether_core::reflection::TypeBuilder;
+use tether_core::type_registry::{self, find_field, find_method};
+use tether_core::{Any, Error, Function, ObjectPtr, ObjectRef, ObjectType};
+
+#[repr(C)]
+struct Point {
+    header: TVMFFIObject,
+    x: i64,
+    y: f64,
+    tag: Any,
+}
+tether_core::object_type!(Point, "test.types.Point");
+
+fn point(x: i64) -> ObjectRef {
+    ObjectPtr::new(Point { header: header_placeholder(), x, y: 0.5, tag: Any::none() }).unwrap().into_object_ref()
+}
+
+#[test]
+fn rust_types_reflect_fields_and_methods() -> Result<(), Error> {
+    TypeBuilder::<Point>::new()
+        .field::<i64>("x", offset_of!(Point, x))?
+        .readonly_field::<f64>("y", offset_of!(Point, y))?
+        .field::<Any>("tag", offset_of!(Point, tag))?
+        .method("norm1", Function::from_closure(|args| {
+            let p = args[0].get::<ObjectPtr<Point>>()?;
+            Ok(Any::from(p.x as f64 + p.y))
+        })?)?;
+    let p = point(3);
+    let fx = find_field(Point::type_index(), "x").expect("x registered");
+    assert_eq!(fx.field_static_type_index, ti::kTVMFFIInt);
+    assert_ne!(fx.flags & field_flag::kWritable, 0);
+    assert_eq!(find_field(Point::type_index(), "y").unwrap().flags & field_flag::kWritable, 0);
+    assert_eq!(dataclass::get_field(&p, fx)?.get::<i64>()?, 3);
+    dataclass::set_field(&p, fx, Any::from(10i64).as_raw())?;
+    assert_eq!(dataclass::get_field(&p, fx)?.get::<i64>()?, 10);
+    let err = dataclass::set_field(&p, fx, Any::string("no").unwrap().as_raw()).unwrap_err();
+    assert_eq!(err.message(), "expected int, got ffi.SmallStr");
+    let ftag = find_field(Point::type_index(), "tag").unwrap();
+    dataclass::set_field(&p, ftag, Any::from(p.clone()).as_raw())?;
+    assert!(dataclass::get_field(&p, ftag)?.as_object().unwrap().same_as(&p));
+    dataclass::set_field(&p, ftag, Any::none().as_raw())?; // break the cycle
+    let m = find_method(Point::type_index(), "norm1").expect("method");
+    let f = Function::from_object(Any::from_view(&m.method)?.as_object().unwrap())?;
+    assert_eq!(f.call(&[Any::from(p.clone())])?.get::<f64>()?, 10.5);
+    Ok(())
+}
+
+#[test]
+fn type_attributes_form_columns() -> Result<(), Error> {
+    let a = type_registry::get_or_alloc_index("test.types.AttrA", -1, ti::kTVMFFIObject)?;
+    type_registry::register_attr(a, b"test.attr", Any::from(5i64).as_raw())?;
+    let col = type_registry::attr_column(b"test.attr").expect("column");
+    assert!(col.size > a);
+    // SAFETY: index within the column.
+    let v = unsafe { &*col.data.add((a - col.begin_index) as usize) };
+    assert_eq!(v.type_index, ti::kTVMFFIInt);
+    assert!(type_registry::register_attr(a, b"test.attr", Any::from(6i64).as_raw()).is_err());
+    assert!(type_registry::register_attr(9999, b"test.attr", Any::from(6i64).as_raw()).is_err());
+    Ok(())
+}
+
+fn spec(name: &str, kind: FieldKind) -> FieldSpec {
+    FieldSpec { name: name.into(), kind, flags: 0, frozen: false }
+}
+
+#[test]
+fn dataclass_types_check_field_types() -> Result<(), Error> {
+    let base = dataclass::register_type("test.dc.Base", ti::kTVMFFIObject, vec![spec("id", FieldKind::Int)])?;
+    let node = dataclass::register_type(
+        "test.dc.Node",
+        base,
+        vec![
+            spec("name", FieldKind::Str),
+            spec("weight", FieldKind::Float),
+            spec("flag", FieldKind::Bool),
+            spec("child", FieldKind::Object(base)),
+            spec("extra", FieldKind::Any),
+        ],
+    )?;
+    assert!(type_registry::is_instance(node, base));
+    let fields: Vec<String> = type_registry::all_fields(node)
+        .iter()
+        .map(|f| String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(f.name.data as *const u8, f.name.size) }).into_owned())
+        .collect();
+    assert_eq!(fields, ["id", "name", "weight", "flag", "child", "extra"]);
+
+    let init = Function::from_object(type_registry::attr_value(node, b"__ffi_init__").unwrap().as_object().unwrap())?;
+    let leaf = Function::from_object(type_registry::attr_value(base, b"__ffi_init__").unwrap().as_object().unwrap())?
+        .call(&[Any::from(1i64)])?;
+    let n = init
+        .call(&[
+            Any::from(2i64),
+            Any::string("node name longer than seven")?,
+            Any::from(3i64), // int accepted for float
+            Any::from(true),
+            leaf.clone(),
+            Any::bytes(b"x")?,
+        ])?
+        .as_object()
+        .unwrap();
+    let get = |name: &str| dataclass::get_field(&n, find_field(node, name).unwrap()).unwrap();
+    assert_eq!(get("id").get::<i64>()?, 2);
+    assert_eq!(get("name").get::<String>()?, "node name longer than seven");
+    assert_eq!(get("weight").get::<f64>()?, 3.0);
+    assert!(get("flag").get::<bool>()?);
+    assert!(get("child").as_object().unwrap().same_as(&leaf.as_object().unwrap()));
+
+    let set = |name: &str, v: Any| dataclass::set_field(&n, find_field(node, name).unwrap(), v.as_raw());
+    let e = set("id", Any::string("x")?).unwrap_err();
+    assert_eq!(e.message(), "field \"id\" of test.dc.Base expects int, got ffi.SmallStr");
+    let e = set("child", Any::from(n.clone())).map(|_| ()).and(Ok::<_, Error>(()));
+    assert!(e.is_ok(), "a Node is a Base");
+    set("child", Any::none())?;
+    let other = dataclass::register_type("test.dc.Other", ti::kTVMFFIObject, vec![])?;
+    let e = set("child", Any::from(dataclass::new_instance(other)?)).unwrap_err();
+    assert_eq!(e.message(), "field \"child\" of test.dc.Node expects test.dc.Base, got test.dc.Other");
+    let e = init.call(&[Any::from(1i64)]).unwrap_err();
+    assert!(e.message().contains("expects 6 values"), "{}", e.message());
+    assert!(dataclass::register_type("test.dc.Node", base, vec![]).is_err(), "duplicate key");
+    assert!(dataclass::register_type("test.dc.Dup", base, vec![spec("a", FieldKind::Int), spec("a", FieldKind::Int)]).is_err());
+    Ok(())
+}
+
+#[test]
+fn dataclass_register_through_global_function() -> Result<(), Error> {
+    let reg = Function::get_global("tether.dataclass.RegisterType").unwrap();
+    let rec = |name: &str, kind: &str| -> Result<Any, Error> {
+        Ok(Any::from(tether_core::Array::new(vec![Any::string(name)?, Any::string(kind)?, Any::from(-1i64), Any::from(0i64), Any::from(false)])?.into_object()))
+    };
+    let fields = tether_core::Array::new(vec![rec("a", "int")?, rec("b", "any")?])?;
+    let idx = reg
+        .call(&[Any::string("test.dc.ViaGlobal")?, Any::from(ti::kTVMFFIObject as i64), Any::from(fields.into_object())])?
+        .get::<i64>()?;
+    assert!(idx as i32 >= ti::kTVMFFIDynObjectBegin);
+    let bad = tether_core::Array::new(vec![rec("a", "complex")?])?;
+    let e = reg
+        .call(&[Any::string("test.dc.Bad")?, Any::from(ti::kTVMFFIObject as i64), Any::from(bad.into_object())])
+        .unwrap_err();
+    assert!(e.message().contains("unknown field kind \"complex\""), "{}", e.message());
+    Ok(())
+}
