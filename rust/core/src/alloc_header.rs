@@ -104,7 +104,13 @@ pub fn allocate_body(size: usize, alignment: usize, type_index: i32) -> Result<N
     let (allocate, context) = unsafe { ((*entry).allocate, (*entry).context) };
     let allocate = allocate.ok_or_else(|| Error::runtime_error("installed allocator has no allocate function"))?;
     // SAFETY: calling the registered allocate function with valid arguments.
-    let body = unsafe { allocate(size, alignment, type_index, context) };
+    let mut body = unsafe { allocate(size, alignment, type_index, context) };
+    if body.is_null() && type_index == crate::abi::type_index::kTVMFFIError && entry != builtin_allocator() {
+        // An Error must be creatable even when the installed allocator
+        // fails, or the failure itself could not be reported.
+        // SAFETY: the builtin allocator with valid arguments.
+        body = unsafe { builtin_allocate(size, alignment, type_index, std::ptr::null_mut()) };
+    }
     NonNull::new(body as *mut u8).ok_or_else(|| {
         Error::new(
             "MemoryError",

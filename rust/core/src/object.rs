@@ -168,10 +168,18 @@ pub fn lazy_type_index(cell: &'static OnceLock<i32>, key: &str, parent: i32) -> 
 /// Declare `ObjectType` for a `#[repr(C)]` struct whose first field is a
 /// `TVMFFIObject`:
 ///
-/// ```ignore
+/// ```
+/// use tether_core::abi::TVMFFIObject;
+/// use tether_core::object::header_placeholder;
+/// use tether_core::{ObjectPtr, ObjectType};
+///
 /// #[repr(C)]
 /// struct Point { header: TVMFFIObject, x: i64, y: i64 }
-/// tether_core::object_type!(Point, "demo.Point");
+/// tether_core::object_type!(Point, "doc.Point");
+///
+/// let p = ObjectPtr::new(Point { header: header_placeholder(), x: 1, y: 2 }).unwrap();
+/// assert_eq!(p.x + p.y, 3);
+/// assert_eq!(p.to_object_ref().type_index(), Point::type_index());
 /// ```
 #[macro_export]
 macro_rules! object_type {

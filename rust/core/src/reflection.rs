@@ -1,13 +1,22 @@
 //! Reflection for Rust-defined object types: register fields (with typed
 //! getters and setters generated per field type), methods and a creator.
 //!
-//! ```ignore
+//! ```
+//! use tether_core::abi::TVMFFIObject;
+//! use tether_core::object::header_placeholder;
+//! use tether_core::reflection::TypeBuilder;
+//! use tether_core::{dataclass, type_registry, ObjectPtr, ObjectType};
+//!
 //! #[repr(C)]
 //! struct Point { header: TVMFFIObject, x: i64, y: f64 }
-//! tether_core::object_type!(Point, "demo.Point");
+//! tether_core::object_type!(Point, "doc.reflect.Point");
+//!
 //! TypeBuilder::<Point>::new()
-//!     .field::<i64>("x", std::mem::offset_of!(Point, x))?
-//!     .field::<f64>("y", std::mem::offset_of!(Point, y))?;
+//!     .field::<i64>("x", std::mem::offset_of!(Point, x)).unwrap()
+//!     .field::<f64>("y", std::mem::offset_of!(Point, y)).unwrap();
+//! let p = ObjectPtr::new(Point { header: header_placeholder(), x: 3, y: 0.5 }).unwrap().into_object_ref();
+//! let fx = type_registry::find_field(Point::type_index(), "x").unwrap();
+//! assert_eq!(dataclass::get_field(&p, fx).unwrap().get::<i64>().unwrap(), 3);
 //! ```
 
 use std::ffi::{c_int, c_void};
