@@ -35,12 +35,14 @@ test-symbols: build
 	tests/c/check_symbols.sh $(LIBDIR)/libtether_core.so
 
 # AddressSanitizer (with LeakSanitizer) over every Rust test, and
-# ThreadSanitizer over the multi-threaded refcount test.
+# ThreadSanitizer over the multi-threaded tests. TSan needs an instrumented
+# std (-Zbuild-std), hence nightly's rust-src.
 sanitize:
+	rustup component add rust-src --toolchain nightly
 	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly test --workspace --tests \
 	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/asan
-	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -p tether-core --test objects_and_values \
-	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
+	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
+	    --test objects_and_values --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
 
 clean:
 	$(CARGO) clean
