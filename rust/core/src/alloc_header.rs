@@ -32,9 +32,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::abi::{TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader};
 use crate::error::Error;
 
-/// Bit set in `TVMFFIObject::__padding` by objects allocated through the
-/// registry: a `TVMFFIObjectAllocHeader` precedes the body.
-pub const MARKER_REGISTRY_ALLOCATED: u32 = 1;
+pub use crate::abi::MARKER_REGISTRY_ALLOCATED;
 
 /// Largest alignment the builtin allocator serves.
 pub const MAX_ALIGNMENT: usize = 1 << 16;

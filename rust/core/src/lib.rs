@@ -18,7 +18,7 @@
 //! the exported functions. Unsafe code lives in those modules and in the
 //! object layouts of [`string`], [`containers`] and [`dataclass`].
 
-pub mod abi;
+pub use tether_sys::abi;
 pub mod alloc_header;
 pub mod any;
 mod builtins;

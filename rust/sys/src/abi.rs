@@ -5,7 +5,7 @@
 //! headers and objects built here are interchangeable. The compile-time
 //! assertions at the bottom pin the sizes and offsets; the C test in
 //! `tests/c` checks the same numbers from the C side.
-#![allow(non_camel_case_types, non_upper_case_globals, non_snake_case)]
+
 
 use std::ffi::{c_char, c_int, c_void};
 
@@ -20,6 +20,10 @@ pub struct TVMFFIVersion {
     pub minor: u32,
     pub patch: u32,
 }
+
+/// Bit set in `TVMFFIObject::__padding` by objects allocated through the
+/// allocator registry: a `TVMFFIObjectAllocHeader` precedes the body.
+pub const MARKER_REGISTRY_ALLOCATED: u32 = 1;
 
 /// The ABI version this core implements.
 pub const VERSION: TVMFFIVersion = TVMFFIVersion { major: 0, minor: 1, patch: 16 };
@@ -95,7 +99,7 @@ pub struct TVMFFIObject {
     pub combined_ref_count: u64,
     pub type_index: i32,
     /// Zeroed by upstream constructors; tether sets
-    /// [`crate::alloc_header::MARKER_REGISTRY_ALLOCATED`] here.
+    /// [`MARKER_REGISTRY_ALLOCATED`] here.
     pub __padding: u32,
     pub deleter: Option<unsafe extern "C" fn(self_: *mut c_void, flags: c_int)>,
 }
