@@ -1,0 +1,76 @@
+// Builds the core shared library (libtether_core) from ../rust/core, places it
+// and the C/C++ headers inside the `tether` package so the wheel carries them,
+// and links the extension against that one shared library (found at run time
+// next to the extension through an $ORIGIN / @loader_path rpath).
+//
+// TETHER_CORE_LIB_DIR, when set, names a directory that already holds a
+// built core library; it is used instead of building one.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn lib_file_name() -> &'static str {
+    if cfg!(target_os = "windows") {
+        "tether_core.dll"
+    } else if cfg!(target_os = "macos") {
+        "libtether_core.dylib"
+    } else {
+        "libtether_core.so"
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create include dir");
+    for entry in std::fs::read_dir(from).expect("read include dir") {
+        let entry = entry.expect("dir entry");
+        let dst = to.join(entry.file_name());
+        if entry.file_type().expect("file type").is_dir() {
+            copy_dir(&entry.path(), &dst);
+        } else {
+            std::fs::copy(entry.path(), &dst).expect("copy header");
+        }
+    }
+}
+
+fn main() {
+    let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest.parent().unwrap().to_path_buf();
+    let package = manifest.join("tether");
+    println!("cargo:rerun-if-env-changed=TETHER_CORE_LIB_DIR");
+    for dir in ["rust/core/src", "rust/sys/src", "cpp/include"] {
+        println!("cargo:rerun-if-changed={}", root.join(dir).display());
+    }
+
+    let lib_dir = match env::var_os("TETHER_CORE_LIB_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => {
+            let target_dir = PathBuf::from(env::var("OUT_DIR").unwrap()).join("core-target");
+            let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let mut cmd = Command::new(cargo);
+            cmd.args(["build", "--release", "-p", "tether-core", "--lib", "--manifest-path"])
+                .arg(root.join("Cargo.toml"))
+                .arg("--target-dir")
+                .arg(&target_dir);
+            // Flags meant for the extension (set by maturin) must not leak
+            // into the core's own build.
+            for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR"] {
+                cmd.env_remove(var);
+            }
+            let status = cmd.status().expect("running cargo to build tether-core");
+            assert!(status.success(), "building tether-core failed");
+            target_dir.join("release")
+        }
+    };
+    let lib = lib_dir.join(lib_file_name());
+    assert!(lib.exists(), "core library not found at {}", lib.display());
+    std::fs::copy(&lib, package.join(lib_file_name())).expect("copy core library into the package");
+    copy_dir(&root.join("cpp/include"), &package.join("include"));
+
+    println!("cargo:rustc-link-search=native={}", package.display());
+    if cfg!(target_os = "macos") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,@loader_path");
+    } else if !cfg!(target_os = "windows") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,$ORIGIN");
+    }
+}

@@ -1,0 +1,497 @@
+//! Values crossing between Python and the FFI: Python objects to owned
+//! `TVMFFIAny`s, FFI values back to Python (objects through the one return
+//! path, `tie_state::make_ret_object`), errors in both directions, and
+//! Python callables as FFI Functions.
+//!
+//! SAFETY invariants of this module: every function taking raw FFI values
+//! runs with the GIL held unless it says otherwise; an [`OwnedAny`] owns one
+//! strong reference when its type index is an object index.
+
+use std::ffi::{c_int, c_void, CString};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::ffi;
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
+use tether_sys::*;
+
+use crate::registry;
+use crate::tie_state::{self, CObject};
+
+/// Set at interpreter exit: native threads must not take the GIL anymore.
+pub static PYTHON_FINALIZING: AtomicBool = AtomicBool::new(false);
+
+/// An owned FFI value that releases its reference when dropped.
+pub struct OwnedAny(pub TVMFFIAny);
+
+impl OwnedAny {
+    pub fn none() -> Self {
+        OwnedAny(TVMFFIAny::NONE)
+    }
+    fn pod(type_index: i32, value: TVMFFIAnyValue) -> Self {
+        OwnedAny(TVMFFIAny { type_index, small_str_len: 0, value })
+    }
+    /// Give up ownership.
+    pub fn into_raw(self) -> TVMFFIAny {
+        let r = self.0;
+        std::mem::forget(self);
+        r
+    }
+    /// Own an object handle (+1 already held).
+    pub fn from_handle(h: *mut TVMFFIObject) -> Self {
+        // SAFETY: the caller owns +1 on a live object.
+        let index = unsafe { (*h).type_index };
+        OwnedAny::pod(index, TVMFFIAnyValue { v_obj: h })
+    }
+}
+
+impl Drop for OwnedAny {
+    fn drop(&mut self) {
+        if self.0.type_index >= ti::kTVMFFIStaticObjectBegin {
+            // SAFETY: module invariant: we own this reference.
+            unsafe { TVMFFIObjectDecRef(self.0.value.v_obj as *mut c_void) };
+        }
+    }
+}
+
+fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(take_ffi_error(py))
+    }
+}
+
+// ---- Python -> FFI ------------------------------------------------------------
+
+/// The handle a wrapper holds, or a ValueError if it was moved from.
+pub fn handle_of(obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    let h = unsafe { (*(obj.as_ptr() as *mut CObject)).chandle };
+    if h.is_null() {
+        return Err(PyValueError::new_err(format!(
+            "{} object has no handle (it was moved from or not initialised)",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        )));
+    }
+    Ok(h)
+}
+
+fn new_string(py: Python<'_>, bytes: &[u8], is_bytes: bool) -> PyResult<OwnedAny> {
+    let ba = TVMFFIByteArray { data: bytes.as_ptr() as *const _, size: bytes.len() };
+    let mut out = TVMFFIAny::NONE;
+    // SAFETY: valid byte array and output slot.
+    let rc = unsafe {
+        if is_bytes {
+            TVMFFIBytesFromByteArray(&ba, &mut out)
+        } else {
+            TVMFFIStringFromByteArray(&ba, &mut out)
+        }
+    };
+    check(py, rc)?;
+    Ok(OwnedAny(out))
+}
+
+/// Convert a Python value into an owned FFI value.
+pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+    if obj.is_none() {
+        return Ok(OwnedAny::none());
+    }
+    if registry::is_wrapper(obj) {
+        let h = handle_of(obj)?;
+        // SAFETY: the wrapper owns +1; we add our own.
+        unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
+        return Ok(OwnedAny::from_handle(h));
+    }
+    if obj.is_instance_of::<PyBool>() {
+        let b: bool = obj.extract()?;
+        return Ok(OwnedAny::pod(ti::kTVMFFIBool, TVMFFIAnyValue { v_int64: b as i64 }));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        let v: i64 = obj
+            .extract()
+            .map_err(|_| PyOverflowError::new_err(format!("int {obj} does not fit in a 64-bit FFI int")))?;
+        return Ok(OwnedAny::pod(ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v }));
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        let v: f64 = obj.extract()?;
+        return Ok(OwnedAny::pod(ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: v }));
+    }
+    if let Ok(s) = obj.downcast::<PyString>() {
+        return new_string(py, s.to_str()?.as_bytes(), false);
+    }
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return new_string(py, b.as_bytes(), true);
+    }
+    if let Ok(b) = obj.downcast::<PyByteArray>() {
+        return new_string(py, &b.to_vec(), true);
+    }
+    if obj.is_instance_of::<crate::RValueRef>() {
+        return Err(PyTypeError::new_err("a moved value (x._move()) can only be passed directly as a call argument"));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let items: Vec<OwnedAny> = obj.try_iter()?.map(|it| py_to_any(py, &it?)).collect::<PyResult<_>>()?;
+        return call_builtin(py, "ffi.Array", items);
+    }
+    if let Ok(d) = obj.downcast::<PyDict>() {
+        let mut items = Vec::with_capacity(d.len() * 2);
+        for (k, v) in d.iter() {
+            items.push(py_to_any(py, &k)?);
+            items.push(py_to_any(py, &v)?);
+        }
+        return call_builtin(py, "ffi.Map", items);
+    }
+    if obj.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+        return error_from_exception(py, obj).map(OwnedAny::from_handle);
+    }
+    if obj.is_callable() {
+        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+    }
+    opaque_from_object(py, obj).map(OwnedAny::from_handle)
+}
+
+/// Call a builtin global function with owned arguments (consumed).
+pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyResult<OwnedAny> {
+    let f = registry::builtin_function(py, name)?;
+    let mut raw: Vec<TVMFFIAny> = args.iter().map(|a| a.0).collect();
+    let mut result = TVMFFIAny::NONE;
+    // SAFETY: `args` keeps the values alive during the call.
+    let rc = unsafe { TVMFFIFunctionCall(f as *mut c_void, raw.as_mut_ptr(), raw.len() as i32, &mut result) };
+    args.clear();
+    check(py, rc)?;
+    Ok(OwnedAny(result))
+}
+
+unsafe extern "C" fn release_pyobject(p: *mut c_void) {
+    if p.is_null() || PYTHON_FINALIZING.load(Ordering::Acquire) {
+        return; // after interpreter exit the OS reclaims it
+    }
+    // SAFETY: `p` is a PyObject we hold one reference on; decref needs the GIL.
+    unsafe {
+        let gil = ffi::PyGILState_Ensure();
+        ffi::Py_DECREF(p as *mut ffi::PyObject);
+        ffi::PyGILState_Release(gil);
+    }
+}
+
+/// Wrap any Python object as an `ffi.OpaquePyObject` holding a reference.
+pub fn opaque_from_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    let p = obj.clone().into_ptr();
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: the opaque object takes our reference; on failure we drop it.
+    let rc = unsafe { TVMFFIObjectCreateOpaque(p as *mut c_void, ti::kTVMFFIOpaquePyObject, Some(release_pyobject), &mut out) };
+    if rc != 0 {
+        // SAFETY: the reference we took above.
+        unsafe { ffi::Py_DECREF(p) };
+        return Err(take_ffi_error(py));
+    }
+    Ok(out as *mut TVMFFIObject)
+}
+
+/// Wrap a Python callable as an FFI Function.
+pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    let p = obj.clone().into_ptr();
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: the function takes our reference, released by its deleter.
+    let rc = unsafe { TVMFFIFunctionCreate(p as *mut c_void, Some(py_safe_call), Some(release_pyobject), &mut out) };
+    if rc != 0 {
+        // SAFETY: the reference we took above.
+        unsafe { ffi::Py_DECREF(p) };
+        return Err(take_ffi_error(py));
+    }
+    Ok(out as *mut TVMFFIObject)
+}
+
+/// An Error object for a Python exception; the exception itself rides in
+/// `extra_context` so it comes back as the very same exception.
+pub fn error_from_exception(py: Python<'_>, exc: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    let kind = exc.get_type().name()?.to_string();
+    let message = exc.str().map(|s| s.to_string()).unwrap_or_default();
+    let ctx = opaque_from_object(py, exc)?;
+    let k = TVMFFIByteArray { data: kind.as_ptr() as *const _, size: kind.len() };
+    let m = TVMFFIByteArray { data: message.as_ptr() as *const _, size: message.len() };
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: valid arrays; the error takes its own reference on `ctx`.
+    let rc = unsafe {
+        TVMFFIErrorCreateWithCauseAndExtraContext(&k, &m, ptr::null(), ptr::null_mut(), ctx as *mut c_void, &mut out)
+    };
+    // SAFETY: drop our reference on the context either way.
+    unsafe { TVMFFIObjectDecRef(ctx as *mut c_void) };
+    check(py, rc)?;
+    Ok(out as *mut TVMFFIObject)
+}
+
+// ---- FFI -> Python --------------------------------------------------------------
+
+/// # Safety
+/// `h` is a live String/Bytes object.
+unsafe fn bytes_cell<'a>(h: *mut TVMFFIObject) -> &'a [u8] {
+    // SAFETY: the byte array follows the header and points into the object.
+    unsafe {
+        let b = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIByteArray);
+        if b.size == 0 {
+            &[]
+        } else {
+            std::slice::from_raw_parts(b.data as *const u8, b.size)
+        }
+    }
+}
+
+fn decode(py: Python<'_>, b: &[u8]) -> PyResult<PyObject> {
+    Ok(PyString::new(py, std::str::from_utf8(b).map_err(|_| PyValueError::new_err("FFI string is not valid UTF-8"))?).into_any().unbind())
+}
+
+/// Convert an owned FFI value to Python, consuming it.
+pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
+    let raw = v.into_raw();
+    // SAFETY: reading the union per the type index; we own `raw`.
+    unsafe {
+        match raw.type_index {
+            ti::kTVMFFINone => Ok(py.None()),
+            ti::kTVMFFIInt => Ok(raw.value.v_int64.into_pyobject(py)?.into_any().unbind()),
+            ti::kTVMFFIBool => Ok(PyBool::new(py, raw.value.v_int64 != 0).to_owned().into_any().unbind()),
+            ti::kTVMFFIFloat => Ok(raw.value.v_float64.into_pyobject(py)?.into_any().unbind()),
+            ti::kTVMFFIOpaquePtr => Ok((raw.value.v_ptr as usize).into_pyobject(py)?.into_any().unbind()),
+            ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => {
+                let len = (raw.small_str_len as usize).min(7);
+                let b = &raw.value.v_bytes[..len];
+                if raw.type_index == ti::kTVMFFISmallStr {
+                    decode(py, b)
+                } else {
+                    Ok(PyBytes::new(py, b).into_any().unbind())
+                }
+            }
+            ti::kTVMFFIStr | ti::kTVMFFIBytes => {
+                let h = raw.value.v_obj;
+                let _owner = OwnedAny(raw);
+                let b = bytes_cell(h);
+                if raw.type_index == ti::kTVMFFIStr {
+                    decode(py, b)
+                } else {
+                    Ok(PyBytes::new(py, b).into_any().unbind())
+                }
+            }
+            ti::kTVMFFIOpaquePyObject => {
+                let h = raw.value.v_obj;
+                let _owner = OwnedAny(raw);
+                let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIOpaqueObjectCell);
+                Ok(Py::from_borrowed_ptr(py, cell.handle as *mut ffi::PyObject))
+            }
+            i if i >= ti::kTVMFFIStaticObjectBegin => {
+                let h = raw.value.v_obj;
+                let cls = match registry::class_for(py, i) {
+                    Ok(c) => c,
+                    Err(e) => {
+                        drop(OwnedAny(raw));
+                        return Err(e);
+                    }
+                };
+                let obj = tie_state::make_ret_object(h, cls);
+                if obj.is_null() {
+                    Err(PyErr::fetch(py))
+                } else {
+                    Ok(Py::from_owned_ptr(py, obj))
+                }
+            }
+            other => Err(PyTypeError::new_err(format!(
+                "FFI value of type {} has no Python equivalent",
+                registry::type_key_of(other)
+            ))),
+        }
+    }
+}
+
+/// Convert a borrowed argument view to Python (callbacks).
+///
+/// # Safety
+/// `v` is a valid view alive for the call.
+pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
+    // SAFETY: per the caller.
+    unsafe {
+        match v.type_index {
+            ti::kTVMFFIObjectRValueRef => {
+                let slot = v.value.v_ptr as *mut *mut TVMFFIObject;
+                let h = if slot.is_null() { ptr::null_mut() } else { ptr::replace(slot, ptr::null_mut()) };
+                if h.is_null() {
+                    return Err(PyValueError::new_err("argument was already moved from"));
+                }
+                any_to_py(py, OwnedAny::from_handle(h))
+            }
+            i if i >= ti::kTVMFFIStaticObjectBegin => {
+                if v.value.v_obj.is_null() {
+                    return Err(PyValueError::new_err("argument object handle is NULL"));
+                }
+                TVMFFIObjectIncRef(v.value.v_obj as *mut c_void);
+                any_to_py(py, OwnedAny(*v))
+            }
+            ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr => {
+                let mut owned = TVMFFIAny::NONE;
+                check(py, TVMFFIAnyViewToOwnedAny(v, &mut owned))?;
+                any_to_py(py, OwnedAny(owned))
+            }
+            _ => any_to_py(py, OwnedAny(*v)),
+        }
+    }
+}
+
+// ---- errors -------------------------------------------------------------------------
+
+/// Take the raised FFI error and turn it into a Python exception: the very
+/// exception object when it started in Python, else the builtin exception
+/// named by the error kind (RuntimeError for kinds Python does not have).
+pub fn take_ffi_error(py: Python<'_>) -> PyErr {
+    let mut err: *mut c_void = ptr::null_mut();
+    // SAFETY: valid output slot.
+    unsafe { TVMFFIErrorMoveFromRaised(&mut err) };
+    if err.is_null() {
+        return PyRuntimeError::new_err("FFI call failed without raising an error");
+    }
+    let owner = OwnedAny::from_handle(err as *mut TVMFFIObject);
+    // SAFETY: an Error object: the cell follows the header.
+    let cell = unsafe { &*((err as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIErrorCell) };
+    let text = |b: &TVMFFIByteArray| {
+        // SAFETY: byte arrays of a live error.
+        String::from_utf8_lossy(unsafe { if b.size == 0 { &[][..] } else { std::slice::from_raw_parts(b.data as *const u8, b.size) } })
+            .into_owned()
+    };
+    let ctx = cell.extra_context as *mut TVMFFIObject;
+    // SAFETY: reading the context object's type index and opaque cell.
+    if !ctx.is_null() && unsafe { (*ctx).type_index } == ti::kTVMFFIOpaquePyObject {
+        let pyobj = unsafe {
+            let c = &*((ctx as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIOpaqueObjectCell);
+            Bound::from_borrowed_ptr(py, c.handle as *mut ffi::PyObject)
+        };
+        if pyobj.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+            return PyErr::from_value(pyobj);
+        }
+    }
+    let (kind, message) = (text(&cell.kind), text(&cell.message));
+    drop(owner);
+    let builtins = py.import("builtins").ok();
+    let cls = builtins
+        .and_then(|b| b.getattr(kind.as_str()).ok())
+        .filter(|c| c.downcast::<pyo3::types::PyType>().is_ok_and(|t| t.is_subclass_of::<pyo3::exceptions::PyException>().unwrap_or(false)));
+    match cls {
+        Some(c) => match c.call1((message.clone(),)) {
+            Ok(e) => PyErr::from_value(e),
+            Err(e) => e,
+        },
+        None => PyRuntimeError::new_err(format!("{kind}: {message}")),
+    }
+}
+
+/// Put a Python exception into the FFI's raised slot.
+pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
+    let value = e.into_value(py);
+    match error_from_exception(py, value.bind(py)) {
+        Ok(err) => {
+            // SAFETY: SetRaised takes its own reference; we drop ours.
+            unsafe {
+                TVMFFIErrorSetRaised(err as *mut c_void);
+                TVMFFIObjectDecRef(err as *mut c_void);
+            }
+        }
+        Err(_) => {
+            let k = CString::new("RuntimeError").unwrap();
+            let m = CString::new("a Python exception could not be converted to an FFI error").unwrap();
+            // SAFETY: NUL-terminated strings.
+            unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
+        }
+    }
+}
+
+/// The safe-call entry of Functions made from Python callables.
+unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
+    if PYTHON_FINALIZING.load(Ordering::Acquire) {
+        let k = CString::new("RuntimeError").unwrap();
+        let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
+        // SAFETY: NUL-terminated strings.
+        unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
+        return -1;
+    }
+    Python::with_gil(|py| {
+        let call = || -> PyResult<OwnedAny> {
+            // SAFETY: `self_` is the callable we hold a reference on.
+            let callable = unsafe { Bound::from_borrowed_ptr(py, self_ as *mut ffi::PyObject) };
+            let mut py_args = Vec::with_capacity(n.max(0) as usize);
+            for i in 0..n.max(0) as usize {
+                // SAFETY: `n` valid views, per the calling convention.
+                py_args.push(unsafe { view_to_py(py, &*args.add(i))? });
+            }
+            let ret = callable.call1(PyTuple::new(py, py_args)?)?;
+            py_to_any(py, &ret)
+        };
+        match call() {
+            Ok(v) => {
+                if !result.is_null() {
+                    // SAFETY: the caller's result slot.
+                    unsafe { *result = v.into_raw() };
+                }
+                0
+            }
+            Err(e) => {
+                raise_into_ffi(py, e);
+                -1
+            }
+        }
+    })
+}
+
+/// Call an FFI function with Python arguments, releasing the GIL for the
+/// native part. Arguments made with `x._move()` are passed as rvalue
+/// references: the wrapper is unbound first and rebound if the callee did
+/// not take the handle.
+pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    let mut owned: Vec<OwnedAny> = Vec::with_capacity(args.len());
+    let mut views: Vec<TVMFFIAny> = Vec::with_capacity(args.len());
+    let mut moved: Vec<Bound<'_, PyAny>> = Vec::new();
+    for a in args.iter() {
+        if let Ok(r) = a.downcast::<crate::RValueRef>() {
+            let target = r.borrow().target.bind(py).clone();
+            let h = handle_of(&target)?;
+            let slot = unsafe { ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle) };
+            // SAFETY: GIL held; the wrapper owns +1 on h.
+            unsafe { tie_state::detach(h, target.as_ptr()) };
+            views.push(TVMFFIAny {
+                type_index: ti::kTVMFFIObjectRValueRef,
+                small_str_len: 0,
+                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
+            });
+            moved.push(target);
+        } else {
+            let v = py_to_any(py, &a)?;
+            views.push(v.0);
+            owned.push(v);
+        }
+    }
+    let mut result = TVMFFIAny::NONE;
+    // SAFETY: views stay alive (owned/moved/args hold them); the GIL is
+    // released only around the native call and re-acquired before Python
+    // objects are touched again.
+    let rc = unsafe {
+        let save = ffi::PyEval_SaveThread();
+        let rc = TVMFFIFunctionCall(f as *mut c_void, views.as_mut_ptr(), views.len() as i32, &mut result);
+        ffi::PyEval_RestoreThread(save);
+        rc
+    };
+    for m in &moved {
+        // SAFETY: GIL held; if the callee left the handle, rebind it.
+        unsafe {
+            let h = (*(m.as_ptr() as *mut CObject)).chandle;
+            if !h.is_null() {
+                tie_state::bind_if_detached(h, m.as_ptr());
+            }
+        }
+    }
+    drop(owned);
+    check(py, rc)?;
+    any_to_py(py, OwnedAny(result))
+}
+
+/// The static class of a wrapper argument, for error messages.
+pub fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "?".into())
+}
+

@@ -1,0 +1,376 @@
+//! `tether._ffi`: the native half of the tether Python package.
+//!
+//! It links the core shared library (one registry per process), installs
+//! the Python allocator, defines the wrapper base type `CObject` with its
+//! own `tp_alloc`/`tp_dealloc`/`tp_free` (raw CPython API, in
+//! [`tie_state`]), and offers the functions the pure-Python layer builds
+//! on: calling FFI functions, globals, type information, field descriptors.
+//! Conversions live in [`convert`], the class table in [`registry`].
+
+mod convert;
+mod descriptor;
+mod registry;
+mod tie_state;
+
+use std::ffi::c_void;
+use std::ptr;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyTuple, PyType};
+use pyo3::ffi;
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIObject, TVMFFISafeCallType};
+use tether_sys::*;
+
+use convert::{handle_of, OwnedAny};
+use tie_state::CObject;
+
+/// `x._move()`: passes `x`'s handle to a call as an rvalue reference.
+#[pyclass(module = "tether._ffi", frozen)]
+pub struct RValueRef {
+    pub target: PyObject,
+}
+
+fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny>> {
+    if registry::is_wrapper(obj) {
+        Ok(obj)
+    } else {
+        Err(PyTypeError::new_err(format!("expected a tether.Object, got {}", convert::type_name(obj))))
+    }
+}
+
+fn byte_array(s: &str) -> TVMFFIByteArray {
+    TVMFFIByteArray { data: s.as_ptr() as *const _, size: s.len() }
+}
+
+/// Create the wrapper base type with our slots.
+fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
+    let mut slots = [
+        ffi::PyType_Slot { slot: ffi::Py_tp_dealloc, pfunc: tie_state::tp_dealloc as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_alloc, pfunc: tie_state::tp_alloc as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_free, pfunc: tie_state::tp_free as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_new, pfunc: ffi::PyType_GenericNew as *mut c_void },
+        ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
+    ];
+    let mut spec = ffi::PyType_Spec {
+        name: c"tether._ffi.CObject".as_ptr(),
+        basicsize: std::mem::size_of::<CObject>() as i32,
+        itemsize: 0,
+        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_GC) as u32,
+        slots: slots.as_mut_ptr(),
+    };
+    // SAFETY: a valid spec; the result is a new reference or NULL.
+    let t = unsafe { ffi::PyType_FromSpec(&mut spec) };
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference to a type object.
+    Ok(unsafe { Bound::from_owned_ptr(py, t).downcast_into_unchecked::<PyType>() }.unbind())
+}
+
+/// Give a subclass of CObject the tying slots (called by `__init_subclass__`).
+#[pyfunction]
+fn install_slots(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    if !cls.is_subclass(registry::base(py))? {
+        return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
+    }
+    // SAFETY: a subclass of CObject has the CObject layout.
+    unsafe { tie_state::install_slots(cls.as_ptr() as *mut ffi::PyTypeObject) };
+    Ok(())
+}
+
+#[pyfunction]
+fn register_class(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    registry::register(py, type_index, cls)
+}
+
+#[pyfunction]
+fn registered_class(py: Python<'_>, type_index: i32) -> Option<Py<PyType>> {
+    registry::registered_class(py, type_index).map(|c| c.unbind())
+}
+
+#[pyfunction]
+fn set_class_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
+    registry::set_factory(py, f)
+}
+
+#[pyfunction]
+fn mark_python_finalizing() {
+    convert::PYTHON_FINALIZING.store(true, std::sync::atomic::Ordering::Release);
+    tie_state::mark_python_finalizing();
+}
+
+/// The handle address of a wrapper (0 once moved from).
+#[pyfunction]
+fn chandle(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let o = wrapper(obj)?;
+    // SAFETY: a wrapper has the CObject layout.
+    Ok(unsafe { (*(o.as_ptr() as *mut CObject)).chandle } as usize)
+}
+
+/// The tying state of a wrapper's handle and whether it names this wrapper.
+#[pyfunction]
+#[pyo3(name = "tie_state")]
+fn tie_state_of(obj: &Bound<'_, PyAny>) -> PyResult<(String, bool)> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: GIL held, live handle.
+    let (state, w) = unsafe { tie_state::state_of(h) };
+    Ok((state.to_string(), w == obj.as_ptr() as usize))
+}
+
+#[pyfunction]
+fn type_index_of(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle.
+    Ok(unsafe { (*h).type_index })
+}
+
+#[pyfunction]
+fn use_count(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle; a relaxed snapshot of the strong count.
+    Ok(unsafe { std::ptr::read_volatile(&(*h).combined_ref_count) } & 0xFFFF_FFFF)
+}
+
+/// Call a Function wrapper.
+#[pyfunction]
+#[pyo3(signature = (f, *args))]
+fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    let h = handle_of(wrapper(f)?)?;
+    // SAFETY: live handle.
+    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(f))));
+    }
+    convert::call_function(py, h, args)
+}
+
+/// A global function wrapper, or None.
+#[pyfunction]
+fn get_global(py: Python<'_>, name: &str) -> PyResult<PyObject> {
+    let n = byte_array(name);
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: valid name and output slot.
+    if unsafe { TVMFFIFunctionGetGlobal(&n, &mut out) } != 0 {
+        return Err(convert::take_ffi_error(py));
+    }
+    if out.is_null() {
+        return Ok(py.None());
+    }
+    convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+#[pyfunction]
+#[pyo3(signature = (name, f, allow_override=false))]
+fn set_global(py: Python<'_>, name: &str, f: &Bound<'_, PyAny>, allow_override: bool) -> PyResult<()> {
+    let v = convert::py_to_any(py, f)?;
+    if v.0.type_index != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("register_global_func needs a callable, got {}", convert::type_name(f))));
+    }
+    let n = byte_array(name);
+    // SAFETY: valid name; the registry takes its own reference.
+    let rc = unsafe { TVMFFIFunctionSetGlobal(&n, v.0.value.v_obj as *mut c_void, allow_override as i32) };
+    if rc != 0 {
+        return Err(convert::take_ffi_error(py));
+    }
+    Ok(())
+}
+
+/// Convert a Python value to an FFI value and back (lists become Arrays…).
+#[pyfunction]
+#[pyo3(name = "convert")]
+fn convert_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let v = convert::py_to_any(py, value)?;
+    convert::any_to_py(py, v)
+}
+
+#[pyfunction]
+fn type_key_to_index(key: &str) -> Option<i32> {
+    let k = byte_array(key);
+    let mut out = -1;
+    // SAFETY: valid key and output slot; a miss raises, which we clear.
+    if unsafe { TVMFFITypeKeyToIndex(&k, &mut out) } != 0 {
+        let mut err: *mut c_void = ptr::null_mut();
+        // SAFETY: take and drop the raised KeyError.
+        unsafe {
+            TVMFFIErrorMoveFromRaised(&mut err);
+            if !err.is_null() {
+                TVMFFIObjectDecRef(err);
+            }
+        }
+        return None;
+    }
+    Some(out)
+}
+
+/// `{key, index, depth, parent, fields: [(name, descriptor)], methods: [(name, Function)]}`
+/// for the type's own fields and methods.
+#[pyfunction]
+fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
+    // SAFETY: NULL or a record living for the process.
+    let info = unsafe { TVMFFIGetTypeInfo(type_index) };
+    if info.is_null() {
+        return Err(PyValueError::new_err(format!("unknown type index {type_index}")));
+    }
+    // SAFETY: as above; arrays sized by their counts.
+    unsafe {
+        let info = &*info;
+        let key = registry::bytes_to_string(&info.type_key);
+        let d = PyDict::new(py);
+        d.set_item("key", &key)?;
+        d.set_item("index", info.type_index)?;
+        d.set_item("depth", info.type_depth)?;
+        let parent = if info.type_depth > 0 { (**info.type_ancestors.add(info.type_depth as usize - 1)).type_index } else { -1 };
+        d.set_item("parent", parent)?;
+        let fields = PyList::empty(py);
+        for i in 0..info.num_fields as usize {
+            let f = info.fields.add(i);
+            let desc = descriptor::FieldDescriptor::new(f, key.clone());
+            fields.append((registry::bytes_to_string(&(*f).name), Py::new(py, desc)?))?;
+        }
+        d.set_item("fields", fields)?;
+        let methods = PyList::empty(py);
+        for i in 0..info.num_methods as usize {
+            let m = &*info.methods.add(i);
+            let mut owned = TVMFFIAny::NONE;
+            if TVMFFIAnyViewToOwnedAny(&m.method, &mut owned) != 0 {
+                return Err(convert::take_ffi_error(py));
+            }
+            methods.append((registry::bytes_to_string(&m.name), convert::any_to_py(py, OwnedAny(owned))?))?;
+        }
+        d.set_item("methods", methods)?;
+        Ok(d.into_any().unbind())
+    }
+}
+
+/// A type attribute's value, or None.
+#[pyfunction]
+fn type_attr(py: Python<'_>, type_index: i32, name: &str) -> PyResult<PyObject> {
+    let n = byte_array(name);
+    // SAFETY: valid name; NULL or a column living for the process.
+    let col = unsafe { TVMFFIGetTypeAttrColumn(&n) };
+    if col.is_null() {
+        return Ok(py.None());
+    }
+    // SAFETY: index checked against the column bounds.
+    unsafe {
+        let c = &*col;
+        let i = type_index - c.begin_index;
+        if i < 0 || i >= c.size {
+            return Ok(py.None());
+        }
+        let mut owned = TVMFFIAny::NONE;
+        if TVMFFIAnyViewToOwnedAny(c.data.add(i as usize), &mut owned) != 0 {
+            return Err(convert::take_ffi_error(py));
+        }
+        convert::any_to_py(py, OwnedAny(owned))
+    }
+}
+
+/// Bind a freshly constructed handle to `obj`: call `init(*values)` and
+/// move the resulting object's handle into the (handle-less) wrapper.
+#[pyfunction]
+#[pyo3(signature = (obj, init, *values))]
+fn construct(py: Python<'_>, obj: &Bound<'_, PyAny>, init: &Bound<'_, PyAny>, values: &Bound<'_, PyTuple>) -> PyResult<()> {
+    let o = wrapper(obj)?.as_ptr() as *mut CObject;
+    // SAFETY: a wrapper has the CObject layout.
+    if !unsafe { (*o).chandle }.is_null() {
+        return Err(PyValueError::new_err(format!("{} object is already initialised", convert::type_name(obj))));
+    }
+    let f = handle_of(wrapper(init)?)?;
+    let mut owned: Vec<OwnedAny> = values.iter().map(|v| convert::py_to_any(py, &v)).collect::<PyResult<_>>()?;
+    let mut raw: Vec<TVMFFIAny> = owned.iter().map(|a| a.0).collect();
+    let mut result = TVMFFIAny::NONE;
+    // SAFETY: `owned` keeps the arguments alive.
+    let rc = unsafe { TVMFFIFunctionCall(f as *mut c_void, raw.as_mut_ptr(), raw.len() as i32, &mut result) };
+    owned.clear();
+    if rc != 0 {
+        return Err(convert::take_ffi_error(py));
+    }
+    if result.type_index < ti::kTVMFFIStaticObjectBegin {
+        drop(OwnedAny(result));
+        return Err(PyTypeError::new_err("constructor did not return an object"));
+    }
+    // SAFETY: the result's +1 moves into the wrapper, then the wrapper is
+    // bound as canonical (the handle is new, so it has no other wrapper).
+    unsafe {
+        let h = result.value.v_obj;
+        (*o).chandle = h;
+        tie_state::bind_if_detached(h, obj.as_ptr());
+    }
+    Ok(())
+}
+
+/// A Function over a `TVMFFISafeCallType` symbol of a loaded library.
+#[pyfunction]
+fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
+    if address == 0 {
+        return Err(PyValueError::new_err("symbol address is NULL"));
+    }
+    // SAFETY: the caller passes the address of a safe-call function.
+    let call: TVMFFISafeCallType = unsafe { std::mem::transmute(address) };
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: a valid safe-call; no self, no deleter.
+    if unsafe { TVMFFIFunctionCreate(ptr::null_mut(), Some(call), None, &mut out) } != 0 {
+        return Err(convert::take_ffi_error(py));
+    }
+    convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+/// Length and items of an Array/List by reading its sequence cell.
+#[pyfunction]
+fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle; Array and List share the sequence cell.
+    unsafe {
+        let t = (*h).type_index;
+        if t != ti::kTVMFFIArray && t != ti::kTVMFFIList {
+            return Err(PyTypeError::new_err(format!("expected ffi.Array or ffi.List, got {}", registry::type_key_of(t))));
+        }
+        let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFISeqCell);
+        let data = cell.data as *const TVMFFIAny;
+        (0..cell.size as usize).map(|i| convert::view_to_py(py, &*data.add(i))).collect()
+    }
+}
+
+#[pymodule]
+fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    tie_state::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+    let base = make_base_type(py)?;
+    m.add("CObject", base.bind(py))?;
+    registry::set_base(py, base);
+    m.add_class::<RValueRef>()?;
+    m.add_class::<descriptor::FieldDescriptor>()?;
+    m.add_function(wrap_pyfunction!(install_slots, m)?)?;
+    m.add_function(wrap_pyfunction!(register_class, m)?)?;
+    m.add_function(wrap_pyfunction!(registered_class, m)?)?;
+    m.add_function(wrap_pyfunction!(set_class_factory, m)?)?;
+    m.add_function(wrap_pyfunction!(mark_python_finalizing, m)?)?;
+    m.add_function(wrap_pyfunction!(chandle, m)?)?;
+    m.add_function(wrap_pyfunction!(tie_state_of, m)?)?;
+    m.add_function(wrap_pyfunction!(type_index_of, m)?)?;
+    m.add_function(wrap_pyfunction!(use_count, m)?)?;
+    m.add_function(wrap_pyfunction!(call, m)?)?;
+    m.add_function(wrap_pyfunction!(get_global, m)?)?;
+    m.add_function(wrap_pyfunction!(set_global, m)?)?;
+    m.add_function(wrap_pyfunction!(convert_value, m)?)?;
+    m.add_function(wrap_pyfunction!(type_key_to_index, m)?)?;
+    m.add_function(wrap_pyfunction!(type_info, m)?)?;
+    m.add_function(wrap_pyfunction!(type_attr, m)?)?;
+    m.add_function(wrap_pyfunction!(construct, m)?)?;
+    m.add_function(wrap_pyfunction!(function_from_symbol, m)?)?;
+    m.add_function(wrap_pyfunction!(seq_items, m)?)?;
+    py.import("atexit")?.call_method1("register", (m.getattr("mark_python_finalizing")?,))?;
+    Ok(())
+}
+
+#[pymethods]
+impl RValueRef {
+    #[new]
+    fn new(target: &Bound<'_, PyAny>) -> PyResult<Self> {
+        wrapper(target)?;
+        handle_of(target)?;
+        Ok(RValueRef { target: target.clone().unbind() })
+    }
+}

@@ -1,0 +1,135 @@
+//! Which Python class wraps each FFI type index, and cached handles of the
+//! builtin functions the extension calls itself.
+//!
+//! Classes are registered by `tether.register_object` / `py_class`, or made
+//! on demand by the Python factory (`tether.core._fallback_class`) the first
+//! time an unregistered type comes back from the FFI. Registered classes
+//! live as long as the process.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::GILOnceCell;
+use pyo3::types::PyType;
+use pyo3::ffi;
+use tether_sys::abi::{TVMFFIByteArray, TVMFFIObject};
+use tether_sys::*;
+
+/// A type pointer stored across threads; the registry holds a reference.
+#[derive(Clone, Copy)]
+struct TypePtr(*mut ffi::PyTypeObject);
+// SAFETY: used only with the GIL held; the pointee is kept alive forever.
+unsafe impl Send for TypePtr {}
+
+static CLASSES: Mutex<Vec<Option<TypePtr>>> = Mutex::new(Vec::new());
+static FACTORY: GILOnceCell<PyObject> = GILOnceCell::new();
+static BASE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+
+#[derive(Clone, Copy)]
+struct FnPtr(*mut TVMFFIObject);
+// SAFETY: Function handles are thread-safe objects; we hold a reference.
+unsafe impl Send for FnPtr {}
+static BUILTINS: Mutex<Option<HashMap<String, FnPtr>>> = Mutex::new(None);
+
+pub fn set_base(py: Python<'_>, base: Py<PyType>) {
+    let _ = BASE.set(py, base);
+}
+
+/// The wrapper base type (`tether._ffi.CObject`).
+pub fn base(py: Python<'_>) -> &Bound<'_, PyType> {
+    BASE.get(py).expect("module initialised").bind(py)
+}
+
+/// Whether `obj` is a wrapper (an instance of the base type).
+pub fn is_wrapper(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: type check on a live object.
+    unsafe { ffi::PyObject_TypeCheck(obj.as_ptr(), base(obj.py()).as_ptr() as *mut ffi::PyTypeObject) != 0 }
+}
+
+pub fn set_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
+    FACTORY.set(py, f).map_err(|_| PyValueError::new_err("class factory already set"))
+}
+
+/// Register `cls` for `type_index` (replacing any earlier class).
+pub fn register(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    if type_index < 0 {
+        return Err(PyValueError::new_err(format!("bad type index {type_index}")));
+    }
+    if !cls.is_subclass(base(py))? {
+        return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
+    }
+    let p = cls.clone().unbind().into_ptr() as *mut ffi::PyTypeObject; // kept forever
+    let mut c = CLASSES.lock().unwrap();
+    let i = type_index as usize;
+    if c.len() <= i {
+        c.resize(i + 1, None);
+    }
+    c[i] = Some(TypePtr(p));
+    Ok(())
+}
+
+fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
+    CLASSES.lock().unwrap().get(type_index as usize).copied().flatten().map(|t| t.0)
+}
+
+/// The class for a type index, asking the factory when none is registered.
+pub fn class_for(py: Python<'_>, type_index: i32) -> PyResult<*mut ffi::PyTypeObject> {
+    if let Some(c) = lookup(type_index) {
+        return Ok(c);
+    }
+    let factory = FACTORY.get(py).ok_or_else(|| PyValueError::new_err("tether is not initialised"))?;
+    factory.call1(py, (type_index,))?;
+    lookup(type_index)
+        .ok_or_else(|| PyTypeError::new_err(format!("no Python class for FFI type {}", type_key_of(type_index))))
+}
+
+/// The registered class for a type index, if any.
+pub fn registered_class(py: Python<'_>, type_index: i32) -> Option<Bound<'_, PyType>> {
+    // SAFETY: registered classes are kept alive forever.
+    lookup(type_index).map(|p| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).downcast_into_unchecked() })
+}
+
+/// A type's key, or a placeholder naming the index.
+pub fn type_key_of(type_index: i32) -> String {
+    // SAFETY: NULL or a type info living for the process.
+    let info = unsafe { TVMFFIGetTypeInfo(type_index) };
+    if info.is_null() {
+        return format!("<type index {type_index}>");
+    }
+    // SAFETY: the key points into the registry.
+    unsafe { bytes_to_string(&(*info).type_key) }
+}
+
+/// # Safety
+/// `b` must be empty or point to `b.size` readable bytes.
+pub unsafe fn bytes_to_string(b: &TVMFFIByteArray) -> String {
+    if b.size == 0 {
+        return String::new();
+    }
+    // SAFETY: per the caller.
+    String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(b.data as *const u8, b.size) }).into_owned()
+}
+
+/// A global function handle (borrowed; the cache keeps a reference).
+pub fn builtin_function(py: Python<'_>, name: &str) -> PyResult<*mut TVMFFIObject> {
+    let mut guard = BUILTINS.lock().unwrap();
+    let map = guard.get_or_insert_with(HashMap::new);
+    if let Some(f) = map.get(name) {
+        return Ok(f.0);
+    }
+    let n = TVMFFIByteArray { data: name.as_ptr() as *const _, size: name.len() };
+    let mut out: *mut c_void = std::ptr::null_mut();
+    // SAFETY: valid name and output slot.
+    if unsafe { TVMFFIFunctionGetGlobal(&n, &mut out) } != 0 {
+        drop(guard);
+        return Err(crate::convert::take_ffi_error(py));
+    }
+    if out.is_null() {
+        return Err(PyValueError::new_err(format!("global function {name:?} is not registered")));
+    }
+    map.insert(name.to_string(), FnPtr(out as *mut TVMFFIObject));
+    Ok(out as *mut TVMFFIObject)
+}

@@ -1,0 +1,52 @@
+"""``tether-config``: what a C or C++ build needs to use tether's library."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def includedir() -> str:
+    return os.path.join(_HERE, "include")
+
+
+def libdir() -> str:
+    return _HERE
+
+
+def libs() -> str:
+    return "-ltether_core"
+
+
+def cxxflags() -> str:
+    return f"-std=c++17 -I{includedir()}"
+
+
+def ldflags() -> str:
+    flags = f"-L{libdir()}"
+    if sys.platform != "win32":
+        flags += f" -Wl,-rpath,{libdir()}"
+    return flags
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="tether-config", description=__doc__)
+    for name in ("includedir", "libdir", "libs", "cxxflags", "ldflags"):
+        parser.add_argument(f"--{name}", action="store_true", help=f"print the {name}")
+    args = parser.parse_args(argv)
+    printed = False
+    for name, fn in (("includedir", includedir), ("libdir", libdir), ("libs", libs), ("cxxflags", cxxflags), ("ldflags", ldflags)):
+        if getattr(args, name):
+            print(fn())
+            printed = True
+    if not printed:
+        parser.print_help()
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,395 @@
+"""The wrapper classes and the registry functions of the public API."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from typing import Any, Callable, Iterable, Optional
+
+from . import _ffi
+
+__all__ = [
+    "Object", "Function", "Error", "Array", "List", "Map", "Shape", "Module",
+    "convert", "get_global_func", "register_global_func", "register_object", "load_module",
+]
+
+
+class Object(_ffi.CObject):
+    """Base class of every wrapper of an FFI object.
+
+    Subclasses get the tying slots automatically. Keep subclasses lean
+    (``__slots__ = ()``, no ``__del__``) so their wrappers can be revived in
+    place; other subclasses still get live identity.
+    """
+
+    __slots__ = ()
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        _ffi.install_slots(cls)
+
+    def __chandle__(self) -> int:
+        """Address of the native object (0 once moved from)."""
+        return _ffi.chandle(self)
+
+    def __ctypes_handle__(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(_ffi.chandle(self))
+
+    def same_as(self, other: object) -> bool:
+        """Whether both wrappers refer to the same native object."""
+        return isinstance(other, Object) and _ffi.chandle(self) == _ffi.chandle(other) != 0
+
+    def _move(self) -> "_ffi.RValueRef":
+        """Pass this object's handle to a call by move: the callee takes it."""
+        return _ffi.RValueRef(self)
+
+    @property
+    def type_key(self) -> str:
+        return _type_key(_ffi.type_index_of(self))
+
+    def __repr__(self) -> str:
+        h = _ffi.chandle(self)
+        if h == 0:
+            return f"<{type(self).__name__} (moved)>"
+        return f"<{self.type_key} object at {h:#x}>"
+
+    def __reduce__(self):
+        raise TypeError(f"cannot pickle {type(self).__name__}: only py_class objects and containers are picklable")
+
+
+_ffi.install_slots(Object)
+_lock = threading.RLock()
+
+
+def _type_key(type_index: int) -> str:
+    return _ffi.type_info(type_index)["key"]
+
+
+def _attach_reflection(cls: type, type_index: int) -> None:
+    """Put the type's own fields (as descriptors) and methods on ``cls``."""
+    info = _ffi.type_info(type_index)
+    for name, desc in info["fields"]:
+        if name not in cls.__dict__:
+            setattr(cls, name, desc)
+    for name, fn in info["methods"]:
+        if name not in cls.__dict__:
+            setattr(cls, name, _method(fn))
+
+
+def _method(fn: "Function"):
+    def method(self, *args):
+        return _ffi.call(fn, self, *args)
+
+    return method
+
+
+def _register_class(type_index: int, cls: type) -> None:
+    cls.__tether_type_index__ = type_index
+    _ffi.register_class(type_index, cls)
+    _attach_reflection(cls, type_index)
+
+
+def _class_for_index(type_index: int) -> type:
+    cls = _ffi.registered_class(type_index)
+    return cls if cls is not None else _fallback_class(type_index)
+
+
+def _fallback_class(type_index: int) -> type:
+    """Make (once) a class for a type nobody registered, under its parent's class."""
+    with _lock:
+        cls = _ffi.registered_class(type_index)
+        if cls is not None:
+            return cls
+        info = _ffi.type_info(type_index)
+        parent = _class_for_index(info["parent"]) if info["parent"] >= 0 else Object
+        name = info["key"].rsplit(".", 1)[-1]
+        cls = type(name, (parent,), {"__slots__": (), "__module__": "tether.core", "__qualname__": name})
+        _register_class(type_index, cls)
+        return cls
+
+
+_register_class(64, Object)
+_ffi.set_class_factory(_fallback_class)
+
+
+def register_object(type_key: Optional[str] = None):
+    """Class decorator: use ``cls`` as the wrapper of the FFI type ``type_key``.
+
+    The type must already be registered with the core (by native code or
+    ``py_class``). Its reflected fields become attributes of ``cls``.
+    """
+
+    def register(cls: type) -> type:
+        key = type_key if type_key is not None else cls.__name__
+        if not (isinstance(cls, type) and issubclass(cls, Object)):
+            raise TypeError(f"register_object needs a subclass of tether.Object, got {cls!r}")
+        index = _ffi.type_key_to_index(key)
+        if index is None:
+            raise ValueError(f"FFI type {key!r} is not registered")
+        _register_class(index, cls)
+        return cls
+
+    if isinstance(type_key, type):  # used as @register_object without arguments
+        cls, type_key = type_key, None
+        return register(cls)
+    return register
+
+
+class Function(Object):
+    """An FFI function; calling it calls the native code."""
+
+    __slots__ = ()
+
+    def __call__(self, *args):
+        return _ffi.call(self, *args)
+
+
+class Error(Object):
+    """An FFI error object (as a value, e.g. inside a container)."""
+
+    __slots__ = ()
+
+    @property
+    def kind(self) -> str:
+        return _error_parts(self)[0]
+
+    @property
+    def message(self) -> str:
+        return _error_parts(self)[1]
+
+
+def _error_parts(err: Error):
+    # The error cell follows the 24-byte object header: kind and message
+    # are (data, size) byte arrays.
+    buf = ctypes.cast(err.__chandle__() + 24, ctypes.POINTER(ctypes.c_void_p * 4)).contents
+    kind = ctypes.string_at(buf[0], buf[1]).decode() if buf[1] else ""
+    message = ctypes.string_at(buf[2], buf[3]).decode() if buf[3] else ""
+    return kind, message
+
+
+_builtin_cache: dict = {}
+
+
+def _builtin(name: str) -> Function:
+    f = _builtin_cache.get(name)
+    if f is None:
+        f = _builtin_cache[name] = _ffi.get_global(name)
+    return f
+
+
+def _get_global(name: str, *args):
+    return _ffi.call(_builtin(name), *args)
+
+
+class Array(Object):
+    """An immutable FFI sequence; ``Array([1, 2, 3])``."""
+
+    __slots__ = ()
+
+    def __new__(cls, items: Iterable = ()):
+        return _ffi.call(_builtin("ffi.Array"), *items)
+
+    def __len__(self) -> int:
+        return _ffi.call(_builtin("ffi.ArraySize"), self)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _ffi.call(_builtin("ffi.ArrayGetItem"), self, _index(i))
+
+    def __iter__(self):
+        return iter(_ffi.seq_items(self))
+
+    def __repr__(self) -> str:
+        return f"Array({list(self)!r})"
+
+    def __reduce__(self):
+        return (Array, (list(self),))
+
+
+def _index(i) -> int:
+    if isinstance(i, bool) or not isinstance(i, int):
+        raise TypeError(f"indices must be integers, not {type(i).__name__}")
+    return i
+
+
+class List(Object):
+    """A mutable FFI sequence; ``List([1, 2, 3])``."""
+
+    __slots__ = ()
+
+    def __new__(cls, items: Iterable = ()):
+        return _ffi.call(_builtin("ffi.List"), *items)
+
+    def __len__(self) -> int:
+        return _ffi.call(_builtin("ffi.ListSize"), self)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _ffi.call(_builtin("ffi.ListGetItem"), self, _index(i))
+
+    def __setitem__(self, i, value) -> None:
+        _ffi.call(_builtin("ffi.ListSetItem"), self, _index(i), value)
+
+    def __iter__(self):
+        return iter(_ffi.seq_items(self))
+
+    def append(self, value) -> None:
+        _ffi.call(_builtin("ffi.ListAppend"), self, value)
+
+    def insert(self, i: int, value) -> None:
+        _ffi.call(_builtin("ffi.ListInsert"), self, _index(i), value)
+
+    def pop(self, i: int = -1):
+        return _ffi.call(_builtin("ffi.ListPop"), self, _index(i))
+
+    def clear(self) -> None:
+        _ffi.call(_builtin("ffi.ListClear"), self)
+
+    def extend(self, values: Iterable) -> None:
+        for v in values:
+            self.append(v)
+
+    def __repr__(self) -> str:
+        return f"List({list(self)!r})"
+
+    def __reduce__(self):
+        return (List, (list(self),))
+
+
+class Map(Object):
+    """An immutable FFI mapping; ``Map({"a": 1})``."""
+
+    __slots__ = ()
+
+    def __new__(cls, items=()):
+        pairs = items.items() if hasattr(items, "items") else items
+        flat = []
+        for k, v in pairs:
+            flat += (k, v)
+        return _ffi.call(_builtin("ffi.Map"), *flat)
+
+    def __len__(self) -> int:
+        return _ffi.call(_builtin("ffi.MapSize"), self)
+
+    def __getitem__(self, key):
+        return _ffi.call(_builtin("ffi.MapGetItem"), self, key)
+
+    def __contains__(self, key) -> bool:
+        return _ffi.call(_builtin("ffi.MapContains"), self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key in self else default
+
+    def items(self):
+        flat = list(_get_global("ffi.MapItems", self))
+        return list(zip(flat[0::2], flat[1::2]))
+
+    def keys(self):
+        return [k for k, _ in self.items()]
+
+    def values(self):
+        return [v for _, v in self.items()]
+
+    def __iter__(self):
+        return iter(self.keys())
+
+    def __repr__(self) -> str:
+        return f"Map({dict(self.items())!r})"
+
+    def __reduce__(self):
+        return (Map, (dict(self.items()),))
+
+
+class Shape(Object):
+    """An immutable tuple of ints."""
+
+    __slots__ = ()
+
+    def __new__(cls, dims: Iterable[int] = ()):
+        return _ffi.call(_builtin("ffi.Shape"), *dims)
+
+
+for _index_, _cls in ((68, Function), (67, Error), (71, Array), (75, List), (72, Map), (69, Shape)):
+    _register_class(_index_, _cls)
+del _index_, _cls
+
+
+def convert(value: Any) -> Any:
+    """Convert a Python value to its FFI form (lists to Array, dicts to Map,
+    callables to Function, ...) and return the result as Python sees it."""
+    return _ffi.convert(value)
+
+
+_global_funcs: dict = {}
+
+
+def get_global_func(name: str, allow_missing: bool = False) -> Optional[Function]:
+    """The global function ``name`` (the same wrapper every time)."""
+    if not isinstance(name, str):
+        raise TypeError(f"function name must be a str, got {type(name).__name__}")
+    f = _ffi.get_global(name)
+    if f is None:
+        if allow_missing:
+            return None
+        raise ValueError(f"global function {name!r} is not registered")
+    cached = _global_funcs.get(name)
+    if cached is not None and cached.same_as(f):
+        return cached
+    _global_funcs[name] = f
+    return f
+
+
+def register_global_func(name: str, f: Optional[Callable] = None, override: bool = False):
+    """Register a Python callable as global function ``name``; usable as a decorator."""
+    if not isinstance(name, str):
+        raise TypeError(f"function name must be a str, got {type(name).__name__}")
+
+    def register(func: Callable) -> Callable:
+        if not callable(func):
+            raise TypeError(f"register_global_func needs a callable, got {type(func).__name__}")
+        _ffi.set_global(name, func, override)
+        _global_funcs.pop(name, None)
+        return func
+
+    return register(f) if f is not None else register
+
+
+class Module:
+    """A loaded shared library; its exported FFI functions (symbols named
+    ``__tvm_ffi_<name>``) are reachable as attributes or by ``module[name]``.
+    Loading the library also runs its static registrations (types, globals)."""
+
+    def __init__(self, path: str):
+        if not os.path.exists(path):
+            raise FileNotFoundError(f"no shared library at {path!r}")
+        self.path = path
+        self._lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+        self._funcs: dict = {}
+
+    def get_function(self, name: str, allow_missing: bool = False) -> Optional[Function]:
+        if name in self._funcs:
+            return self._funcs[name]
+        try:
+            sym = getattr(self._lib, f"__tvm_ffi_{name}")
+        except AttributeError:
+            if allow_missing:
+                return None
+            raise AttributeError(f"module {self.path!r} has no function {name!r}") from None
+        f = self._funcs[name] = _ffi.function_from_symbol(ctypes.cast(sym, ctypes.c_void_p).value)
+        return f
+
+    def __getitem__(self, name: str) -> Function:
+        return self.get_function(name)
+
+    def __getattr__(self, name: str) -> Function:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self.get_function(name)
+
+
+def load_module(path: str) -> Module:
+    """Load a shared library built against tether's (or TVM-FFI's) C ABI."""
+    return Module(os.fspath(path))
