@@ -467,15 +467,10 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
         }
     }
     let mut result = TVMFFIAny::NONE;
-    // SAFETY: views stay alive (owned/moved/args hold them); the GIL is
-    // released only around the native call and re-acquired before Python
-    // objects are touched again.
-    let rc = unsafe {
-        let save = ffi::PyEval_SaveThread();
-        let rc = TVMFFIFunctionCall(f as *mut c_void, views.as_mut_ptr(), views.len() as i32, &mut result);
-        ffi::PyEval_RestoreThread(save);
-        rc
-    };
+    // The GIL is released only around the native call; callbacks into
+    // Python take it back through `py_safe_call`.
+    let call = NativeCall { f, args: views.as_mut_ptr(), n: views.len() as i32, result: &mut result };
+    let rc = py.allow_threads(move || call.run());
     for m in &moved {
         // SAFETY: GIL held; if the callee left the handle, rebind it.
         unsafe {
@@ -488,6 +483,25 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     drop(owned);
     check(py, rc)?;
     any_to_py(py, OwnedAny(result))
+}
+
+/// One native call, movable to the GIL-released section.
+struct NativeCall {
+    f: *mut TVMFFIObject,
+    args: *mut TVMFFIAny,
+    n: i32,
+    result: *mut TVMFFIAny,
+}
+
+// SAFETY: the pointers stay valid for the call (the caller keeps the
+// arguments and result alive and waits for it); the core is thread-safe.
+unsafe impl Send for NativeCall {}
+
+impl NativeCall {
+    fn run(self) -> c_int {
+        // SAFETY: see the Send impl.
+        unsafe { TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result) }
+    }
 }
 
 /// The static class of a wrapper argument, for error messages.
