@@ -1,25 +1,41 @@
 # tether — build, demo and test entry points.
 #
-#   make demo   build the core and run the demo
-#   make test   build everything and run every test suite
-#   make sanitize   run the Rust suites under AddressSanitizer (nightly)
+#   make demo       build the core and the Python package, run both demos
+#   make test       build everything and run every test suite
+#   make sanitize   Rust suites under ASan/TSan (nightly), Python suite under valgrind
 
 CARGO  ?= cargo
 CC     ?= cc
 TARGET := $(CURDIR)/target
 LIBDIR := $(TARGET)/debug
+VENV   := $(CURDIR)/.venv
+PY     := $(VENV)/bin/python
+PYTHON ?= python3
 
-.PHONY: all build demo test test-rust test-c test-symbols sanitize clean
+.PHONY: all build demo test test-rust test-c test-symbols test-python python sanitize clean
 
 all: build
 
 build:
 	$(CARGO) build --workspace --all-targets
 
-demo: build
+demo: build python
 	$(CARGO) run -q -p tether-core --example demo
+	$(PY) python/examples/demo.py
 
-test: test-rust test-c test-symbols
+test: test-rust test-c test-symbols test-python
+
+# A repo-local virtualenv with the build and test tools, then the package
+# built from source (the core library is built by the extension's build.rs).
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest
+
+python: $(PY)
+	PATH="$(VENV)/bin:$$PATH" $(PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
+
+test-python: python
+	cd tests/python && $(PY) -m pytest -q
 
 test-rust:
 	$(CARGO) test --workspace
@@ -43,6 +59,9 @@ sanitize:
 	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/asan
 	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
 	    --test objects_and_values --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
+	$(MAKE) python
+	cd tests/python && PYTHONMALLOC=malloc valgrind --quiet --error-exitcode=99 \
+	    --suppressions=$(CURDIR)/tests/python/valgrind-python.supp $(PY) -m pytest -q -p no:cacheprovider
 
 clean:
 	$(CARGO) clean

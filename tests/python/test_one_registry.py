@@ -1,0 +1,66 @@
+"""Python and a separately built C library share one core: the same global
+registry, type registry and allocator registry."""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import tether
+from tether import config
+from tether.testing import tie_state
+
+from conftest import Holder, Inner
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture(scope="module")
+def plugin(tmp_path_factory):
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:  # the build machines always have one; users may not
+        pytest.skip("no C compiler on PATH to build the test plugin")
+    out = tmp_path_factory.mktemp("plugin") / "libplugin.so"
+    cmd = [cc, "-shared", "-fPIC", "-std=c11", "-o", str(out), os.path.join(HERE, "native", "plugin.c"),
+           f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
+    subprocess.run(cmd, check=True)
+    return tether.load_module(str(out))
+
+
+def test_plugin_globals_are_visible_from_python(plugin):
+    f = tether.get_global_func("plugin.make_name")
+    assert f() == "made by the C plugin through the registry"
+
+
+def test_plugin_types_are_in_the_same_type_registry(plugin):
+    from tether import _ffi
+
+    assert _ffi.type_key_to_index("plugin.Thing") is not None
+
+
+def test_plugin_allocates_through_the_python_allocator(plugin):
+    # The plugin allocates through TVMFFIGetCustomAllocator(): it gets the
+    # allocator the Python module installed, so its objects are tied too.
+    thing = tether.get_global_func("plugin.make_thing")(41)
+    assert thing.type_key == "plugin.Thing"
+    assert tie_state(thing) == ("Active", True)
+    assert tether.testing.echo(thing) is thing
+    assert plugin.keep_and_return(thing) is thing
+    i = id(tether.Array([thing])[0])
+    assert i == id(thing)
+
+
+def test_plugin_module_functions_return_canonical_wrappers(plugin):
+    h = Holder(Inner(3))
+    assert plugin.keep_and_return(h) is h
+    assert tie_state(h) == ("Active", True)
+    arr = plugin.keep_and_return([h])
+    assert tie_state(arr)[0] == "Active"
+
+
+def test_module_reports_missing_functions(plugin):
+    with pytest.raises(AttributeError, match="no function 'nope'"):
+        plugin.nope
+    with pytest.raises(FileNotFoundError):
+        tether.load_module("/no/such/library.so")
