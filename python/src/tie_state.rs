@@ -98,9 +98,8 @@ unsafe extern "C" fn py_allocate(size: usize, alignment: usize, _type_index: i32
     }
     let offset = body_offset(alignment);
     let Some(total) = size.checked_add(offset) else { return ptr::null_mut() };
-    let mut start: *mut c_void = ptr::null_mut();
-    // SAFETY: posix_memalign with a power-of-two alignment >= 16.
-    if unsafe { libc::posix_memalign(&mut start, alignment.max(16), total) } != 0 {
+    let start = aligned_alloc(total, alignment.max(16));
+    if start.is_null() {
         return ptr::null_mut();
     }
     // SAFETY: the block has `offset >= 16` bytes before the body (24 or more
@@ -186,7 +185,41 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
     }
     // After interpreter exit kept wrapper memory is left to the OS.
     // SAFETY: no reference to the object or its wrapper binding remains.
-    unsafe { libc::free((body as *mut u8).sub(offset) as *mut c_void) };
+    unsafe { aligned_free((body as *mut u8).sub(offset) as *mut c_void) };
+}
+
+#[cfg(unix)]
+fn aligned_alloc(size: usize, alignment: usize) -> *mut c_void {
+    let mut p: *mut c_void = ptr::null_mut();
+    // SAFETY: posix_memalign with a power-of-two alignment >= sizeof(void*).
+    if unsafe { libc::posix_memalign(&mut p, alignment, size) } != 0 {
+        return ptr::null_mut();
+    }
+    p
+}
+
+#[cfg(unix)]
+unsafe fn aligned_free(p: *mut c_void) {
+    // SAFETY: `p` came from posix_memalign.
+    unsafe { libc::free(p) }
+}
+
+#[cfg(windows)]
+extern "C" {
+    fn _aligned_malloc(size: usize, alignment: usize) -> *mut c_void;
+    fn _aligned_free(p: *mut c_void);
+}
+
+#[cfg(windows)]
+fn aligned_alloc(size: usize, alignment: usize) -> *mut c_void {
+    // SAFETY: CRT aligned allocation with a power-of-two alignment.
+    unsafe { _aligned_malloc(size, alignment) }
+}
+
+#[cfg(windows)]
+unsafe fn aligned_free(p: *mut c_void) {
+    // SAFETY: `p` came from _aligned_malloc.
+    unsafe { _aligned_free(p) }
 }
 
 /// Free the block of a handle whose `delete_space` deferred to `tp_free`.

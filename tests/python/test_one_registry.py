@@ -51,6 +51,20 @@ def test_plugin_allocates_through_the_python_allocator(plugin):
     assert i == id(thing)
 
 
+@pytest.mark.parametrize("alignment", [8, 16, 64, 256, 4096])
+def test_over_aligned_objects_tie_and_revive(plugin, alignment):
+    import gc
+
+    things = tether.List([tether.get_global_func("plugin.make_thing")(i, alignment) for i in range(4)])
+    ids = [id(things[i]) for i in range(4)]
+    for i in range(4):
+        assert things[i].__chandle__() % alignment == 0
+    gc.collect()
+    assert [id(things[i]) for i in range(4)] == ids
+    del things
+    gc.collect()
+
+
 def test_plugin_module_functions_return_canonical_wrappers(plugin):
     h = Holder(Inner(3))
     assert plugin.keep_and_return(h) is h

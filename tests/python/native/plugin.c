@@ -41,8 +41,10 @@ static void thing_deleter(void* self, int flags) {
 
 static int make_thing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
   (void)self;
+  /* make_thing(value, alignment=8) */
+  size_t align = (n == 2 && args[1].type_index == kTVMFFIInt) ? (size_t)args[1].v_int64 : _Alignof(Thing);
   TVMFFICustomAllocator* a = TVMFFIGetCustomAllocator();
-  Thing* t = (Thing*)a->allocate(sizeof(Thing), _Alignof(Thing), plugin_type_index, a->context);
+  Thing* t = (Thing*)a->allocate(sizeof(Thing), align, plugin_type_index, a->context);
   if (t == NULL) {
     TVMFFIErrorSetRaisedFromCStr("MemoryError", "plugin.make_thing: allocation failed");
     return -1;
@@ -51,7 +53,7 @@ static int make_thing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
   t->header.type_index = plugin_type_index;
   t->header.__padding = TETHER_OBJECT_MARKER_REGISTRY_ALLOCATED;
   t->header.deleter = thing_deleter;
-  t->value = (n == 1 && args[0].type_index == kTVMFFIInt) ? args[0].v_int64 : 0;
+  t->value = (n >= 1 && args[0].type_index == kTVMFFIInt) ? args[0].v_int64 : 0;
   result->type_index = plugin_type_index;
   result->zero_padding = 0;
   result->v_obj = &t->header;
