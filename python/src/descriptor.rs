@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use pyo3::exceptions::PyAttributeError;
+use pyo3::exceptions::{PyAttributeError, PyTypeError};
 use pyo3::prelude::*;
 use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIFieldSetter};
 use tether_sys::*;
@@ -15,6 +15,8 @@ use crate::registry;
 #[pyclass(module = "tether._ffi", frozen)]
 pub struct FieldDescriptor {
     info: *const TVMFFIFieldInfo,
+    /// The type that declares the field; objects must be of it or derive from it.
+    owner_index: i32,
     #[pyo3(get)]
     name: String,
     #[pyo3(get)]
@@ -29,10 +31,10 @@ unsafe impl Sync for FieldDescriptor {}
 impl FieldDescriptor {
     /// # Safety
     /// `info` must be a field record of the registry.
-    pub unsafe fn new(info: *const TVMFFIFieldInfo, owner: String) -> Self {
+    pub unsafe fn new(info: *const TVMFFIFieldInfo, owner_index: i32, owner: String) -> Self {
         // SAFETY: per the caller.
         let name = unsafe { registry::bytes_to_string(&(*info).name) };
-        FieldDescriptor { info, name, owner }
+        FieldDescriptor { info, owner_index, name, owner }
     }
 
     fn info(&self) -> &TVMFFIFieldInfo {
@@ -41,7 +43,25 @@ impl FieldDescriptor {
     }
 
     fn address(&self, obj: &Bound<'_, PyAny>) -> PyResult<*mut c_void> {
+        if !registry::is_wrapper(obj) {
+            return Err(PyTypeError::new_err(format!(
+                "field {:?} of {} read on a {} object",
+                self.name,
+                self.owner,
+                convert::type_name(obj)
+            )));
+        }
         let h = handle_of(obj)?;
+        // SAFETY: live handle (the wrapper owns +1).
+        let index = unsafe { (*h).type_index };
+        if !registry::derives_from(index, self.owner_index) {
+            return Err(PyTypeError::new_err(format!(
+                "field {:?} belongs to {}, not to {}",
+                self.name,
+                self.owner,
+                registry::type_key_of(index)
+            )));
+        }
         // SAFETY: the field belongs to the object's type (the descriptor sits
         // on the class made for that type), so the offset is inside it.
         Ok(unsafe { (h as *mut u8).add(self.info().offset as usize) as *mut c_void })

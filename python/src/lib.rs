@@ -225,7 +225,7 @@ fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
         let fields = PyList::empty(py);
         for i in 0..info.num_fields as usize {
             let f = info.fields.add(i);
-            let desc = descriptor::FieldDescriptor::new(f, key.clone());
+            let desc = descriptor::FieldDescriptor::new(f, type_index, key.clone());
             fields.append((registry::bytes_to_string(&(*f).name), Py::new(py, desc)?))?;
         }
         d.set_item("fields", fields)?;

@@ -92,6 +92,24 @@ pub fn registered_class(py: Python<'_>, type_index: i32) -> Option<Bound<'_, PyT
     lookup(type_index).map(|p| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).downcast_into_unchecked() })
 }
 
+/// Whether type `child` is `parent` or derives from it (by the core's
+/// recorded ancestry).
+pub fn derives_from(child: i32, parent: i32) -> bool {
+    if child == parent {
+        return true;
+    }
+    // SAFETY: NULL or type infos living for the process; ancestors has
+    // type_depth entries.
+    unsafe {
+        let (c, p) = (TVMFFIGetTypeInfo(child), TVMFFIGetTypeInfo(parent));
+        if c.is_null() || p.is_null() {
+            return false;
+        }
+        let depth = (*p).type_depth;
+        depth < (*c).type_depth && (**(*c).type_ancestors.add(depth as usize)).type_index == parent
+    }
+}
+
 /// A type's key, or a placeholder naming the index.
 pub fn type_key_of(type_index: i32) -> String {
     // SAFETY: NULL or a type info living for the process.

@@ -214,3 +214,13 @@ def test_tether_config_prints_build_flags(capsys):
     assert config.main(["--libs"]) == 0
     assert capsys.readouterr().out.strip() == "-ltether_core"
     assert os.path.exists(os.path.join(config.libdir(), "libtether_core.so"))
+
+
+def test_field_descriptors_reject_foreign_objects(holder):
+    desc = Inner.__dict__["v"]
+    with pytest.raises(TypeError, match='field "v" of tests.Inner read on a int object'):
+        desc.__get__(5, Inner)
+    with pytest.raises(TypeError, match='belongs to tests.Inner, not to tests.Holder'):
+        desc.__get__(holder, Inner)
+    with pytest.raises(TypeError, match="belongs to tests.Inner"):
+        desc.__set__(holder, 3)
