@@ -78,3 +78,37 @@ def test_module_reports_missing_functions(plugin):
         plugin.nope
     with pytest.raises(FileNotFoundError):
         tether.load_module("/no/such/library.so")
+
+
+@pytest.fixture(scope="module")
+def rust_plugin(tmp_path_factory):
+    cargo = shutil.which(os.environ.get("CARGO", "cargo"))
+    if cargo is None:  # the build machines always have one; users may not
+        pytest.skip("no cargo on PATH to build the Rust test plugin")
+    target = tmp_path_factory.mktemp("rust_plugin")
+    manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
+    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
+    subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
+                   check=True, env=env)
+    return tether.load_module(str(target / "release" / "libtether_rust_plugin.so"))
+
+
+def test_rust_library_shares_the_registries(rust_plugin, plugin):
+    import gc
+
+    counter = rust_plugin.make_counter(5)
+    # Its type landed in the same type registry Python reads.
+    assert counter.type_key == "rust_plugin.Counter"
+    # It was allocated through the Python allocator: tied and revivable.
+    assert tie_state(counter) == ("Active", True)
+    assert rust_plugin.counter_value(counter) == 5
+    assert tether.testing.echo(counter) is counter
+    # The C plugin's globals are visible to the Rust plugin's objects' users.
+    assert plugin.keep_and_return(counter) is counter
+    items = tether.List([counter])
+    i = id(counter)
+    del counter
+    gc.collect()
+    assert id(items[0]) == i
+    with pytest.raises(TypeError, match="expects one rust_plugin.Counter"):
+        rust_plugin.counter_value(1)
