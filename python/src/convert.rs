@@ -9,7 +9,6 @@
 
 use std::ffi::{c_int, c_void, CString};
 use std::ptr;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -20,9 +19,6 @@ use tether_sys::*;
 
 use crate::registry;
 use crate::tie_state::{self, CObject};
-
-/// Set at interpreter exit: native threads must not take the GIL anymore.
-pub static PYTHON_FINALIZING: AtomicBool = AtomicBool::new(false);
 
 /// An owned FFI value that releases its reference when dropped.
 pub struct OwnedAny(pub TVMFFIAny);
@@ -165,7 +161,7 @@ pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyRe
 }
 
 unsafe extern "C" fn release_pyobject(p: *mut c_void) {
-    if p.is_null() || PYTHON_FINALIZING.load(Ordering::Acquire) {
+    if p.is_null() || !tie_state::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
     // SAFETY: `p` is a PyObject we hold one reference on; decref needs the GIL.
@@ -404,7 +400,7 @@ pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
 
 /// The safe-call entry of Functions made from Python callables.
 unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
-    if PYTHON_FINALIZING.load(Ordering::Acquire) {
+    if !tie_state::python_alive() {
         let k = CString::new("RuntimeError").unwrap();
         let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
         // SAFETY: NUL-terminated strings.

@@ -97,7 +97,6 @@ fn set_class_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
 
 #[pyfunction]
 fn mark_python_finalizing() {
-    convert::PYTHON_FINALIZING.store(true, std::sync::atomic::Ordering::Release);
     tie_state::mark_python_finalizing();
 }
 

@@ -79,9 +79,15 @@ pub fn install_allocator() -> Result<(), String> {
     Ok(())
 }
 
-/// Called at interpreter exit: `delete_space` must not take the GIL anymore.
+/// Called at interpreter exit: native code must not take the GIL anymore
+/// (kept wrapper memory and Python objects held natively are left to the OS).
 pub fn mark_python_finalizing() {
     PYTHON_ALIVE.store(false, Ordering::Release);
+}
+
+/// Whether native code may still take the GIL.
+pub fn python_alive() -> bool {
+    PYTHON_ALIVE.load(Ordering::Acquire)
 }
 
 fn body_offset(alignment: usize) -> usize {
@@ -173,7 +179,7 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
             Err(actual) => cur = actual,
         }
     }
-    if cur & INACTIVE != 0 && PYTHON_ALIVE.load(Ordering::Acquire) {
+    if cur & INACTIVE != 0 && python_alive() {
         let wrapper = (cur & !TAGS) as *mut c_void;
         // SAFETY: the kept memory is a GC allocation nobody references
         // (module invariant); freeing Python memory needs the GIL.

@@ -269,3 +269,34 @@ def test_opaque_python_objects_round_trip_and_are_not_leaked():
 
 def test_global_function_wrapper_is_stable():
     assert tether.get_global_func("testing.echo") is tether.get_global_func("testing.echo")
+
+
+def test_interpreter_exit_with_inactive_wrappers_is_clean():
+    # Handles still alive at exit keep Inactive wrapper memory; after the
+    # at-exit hook, delete_space must not touch the interpreter.
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent(
+        """
+        import gc, tether
+        import tether.dataclasses as dc
+        from tether.dataclasses import py_class
+
+        @py_class("exit.Inner")
+        class Inner(dc.Object):
+            v: int = 0
+
+        keep = tether.List([Inner(i) for i in range(100)])
+        for i in range(100):
+            keep[i]  # each wrapper goes Inactive right away
+        gc.collect()
+        callback = tether.convert(lambda: None)  # a Python object held natively
+        holder = tether.Array([callback, keep])
+        print("ok")
+        """
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ok"
