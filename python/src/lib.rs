@@ -80,6 +80,48 @@ fn install_slots(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
     Ok(())
 }
 
+/// `tp_call` of `tether.Function`: call the native function directly,
+/// without a Python-level `__call__` frame.
+unsafe extern "C" fn function_tp_call(
+    callable: *mut ffi::PyObject,
+    args: *mut ffi::PyObject,
+    kwargs: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls tp_call with the GIL held and valid objects.
+    let py = unsafe { Python::assume_gil_acquired() };
+    let result = (|| -> PyResult<PyObject> {
+        if !kwargs.is_null() && unsafe { ffi::PyDict_Size(kwargs) } > 0 {
+            return Err(PyTypeError::new_err("FFI functions take positional arguments only"));
+        }
+        // SAFETY: borrowed references for the duration of the call.
+        let f = unsafe { Bound::from_borrowed_ptr(py, callable) };
+        let args = unsafe { Bound::from_borrowed_ptr(py, args).downcast_into_unchecked::<PyTuple>() };
+        call(py, &f, &args)
+    })();
+    match result {
+        Ok(v) => v.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            ptr::null_mut()
+        }
+    }
+}
+
+/// Make instances of `cls` (tether.Function and its subclasses) callable natively.
+#[pyfunction]
+fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    if !cls.is_subclass(registry::base(py))? {
+        return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
+    }
+    // SAFETY: setting tp_call on a heap type right after its creation.
+    unsafe {
+        let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+        (*tp).tp_call = Some(function_tp_call);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
 #[pyfunction]
 fn register_class(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyResult<()> {
     registry::register(py, type_index, cls)
@@ -343,6 +385,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<descriptor::FieldDescriptor>()?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;
     m.add_function(wrap_pyfunction!(register_class, m)?)?;
+    m.add_function(wrap_pyfunction!(install_function_call, m)?)?;
     m.add_function(wrap_pyfunction!(registered_class, m)?)?;
     m.add_function(wrap_pyfunction!(set_class_factory, m)?)?;
     m.add_function(wrap_pyfunction!(mark_python_finalizing, m)?)?;

@@ -137,12 +137,16 @@ def register_object(type_key: Optional[str] = None):
 
 
 class Function(Object):
-    """An FFI function; calling it calls the native code."""
+    """An FFI function; calling it calls the native code (positional
+    arguments; ``x._move()`` passes ``x`` by move)."""
 
     __slots__ = ()
 
-    def __call__(self, *args):
+    def __call__(self, *args):  # replaced by a native tp_call below
         return _ffi.call(self, *args)
+
+
+_ffi.install_function_call(Function)
 
 
 class Error(Object):
