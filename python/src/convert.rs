@@ -65,6 +65,7 @@ fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
 
 /// The handle a wrapper holds, or a ValueError if it was moved from.
 pub fn handle_of(obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    // SAFETY: callers pass wrappers (checked with `registry::is_wrapper`), which have the CObject layout.
     let h = unsafe { (*(obj.as_ptr() as *mut CObject)).chandle };
     if h.is_null() {
         return Err(PyValueError::new_err(format!(
@@ -447,6 +448,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
         if let Ok(r) = a.downcast::<crate::RValueRef>() {
             let target = r.borrow().target.bind(py).clone();
             let h = handle_of(&target)?;
+            // SAFETY: RValueRef only holds wrappers (checked at construction).
             let slot = unsafe { ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle) };
             // SAFETY: GIL held; the wrapper owns +1 on h.
             unsafe { tie_state::detach(h, target.as_ptr()) };

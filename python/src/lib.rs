@@ -90,6 +90,7 @@ unsafe extern "C" fn function_tp_call(
     // SAFETY: CPython calls tp_call with the GIL held and valid objects.
     let py = unsafe { Python::assume_gil_acquired() };
     let result = (|| -> PyResult<PyObject> {
+        // SAFETY: kwargs is NULL or a dict, per the tp_call protocol.
         if !kwargs.is_null() && unsafe { ffi::PyDict_Size(kwargs) } > 0 {
             return Err(PyTypeError::new_err("FFI functions take positional arguments only"));
         }

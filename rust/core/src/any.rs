@@ -341,6 +341,7 @@ impl FromAny for f64 {
         // SAFETY: reading the union per the type index.
         match v.type_index {
             ti::kTVMFFIFloat => Ok(unsafe { v.value.v_float64 }),
+            // SAFETY: int and bool carry v_int64.
             ti::kTVMFFIInt | ti::kTVMFFIBool => Ok(unsafe { v.value.v_int64 } as f64),
             _ => Err(mismatch(Self::EXPECTED, v)),
         }

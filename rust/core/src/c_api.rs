@@ -75,6 +75,7 @@ fn cstr_lossy(p: *const c_char) -> String {
 
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIGetVersion(out_version: *mut TVMFFIVersion) {
+    // SAFETY: NULL or a valid output slot (module contract).
     if let Some(v) = unsafe { out_version.as_mut() } {
         *v = VERSION;
     }
@@ -347,6 +348,7 @@ pub unsafe extern "C" fn TVMFFIAnyViewToOwnedAny(any_view: *const TVMFFIAny, out
 
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHandle) {
+    // SAFETY: NULL or a valid output slot (module contract).
     if let Some(out) = unsafe { result.as_mut() } {
         *out = error::take_raised_object().map_or(std::ptr::null_mut(), |o| o.into_raw() as TVMFFIObjectHandle);
     }
@@ -361,6 +363,7 @@ pub unsafe extern "C" fn TVMFFIErrorSetRaised(error: TVMFFIObjectHandle) {
         }
         Some(p) => error::set_raised(Error::type_error(format!(
             "TVMFFIErrorSetRaised: expected ffi.Error, got {}",
+            // SAFETY: a live object per the module contract.
             type_registry::type_key_of(unsafe { (*p.as_ptr()).type_index })
         ))),
         None => error::set_raised(Error::value_error("TVMFFIErrorSetRaised: error handle is NULL")),

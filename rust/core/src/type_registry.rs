@@ -277,6 +277,7 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
     if name.is_empty() {
         return Err(Error::value_error("field name must not be empty"));
     }
+    // SAFETY: registered names point into strings the entry owns.
     if e.fields.iter().any(|f| unsafe { byte_slice(&f.name) } == name) {
         return Err(Error::value_error(format!(
             "field {} already registered on {}",
