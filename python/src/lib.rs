@@ -6,6 +6,11 @@
 //! [`tie_state`]), and offers the functions the pure-Python layer builds
 //! on: calling FFI functions, globals, type information, field descriptors.
 //! Conversions live in [`convert`], the class table in [`registry`].
+//!
+//! SAFETY invariants of this module: functions that read a wrapper's handle
+//! first check that the object is a wrapper (`wrapper`), so it has the
+//! `CObject` layout; handles they pass to the C ABI are live because the
+//! wrapper owns +1 on them while the call runs.
 
 mod convert;
 mod descriptor;
