@@ -186,30 +186,38 @@ def _get_global(name: str, *args):
     return _ffi.call(_builtin(name), *args)
 
 
-class Array(Object):
-    """An immutable FFI sequence; ``Array([1, 2, 3])``."""
+class _Sequence(Object):
+    """Read access shared by Array and List (named by their builtins)."""
 
     __slots__ = ()
-
-    def __new__(cls, items: Iterable = ()):
-        return _ffi.call(_builtin("ffi.Array"), *items)
+    _size_fn = _getitem_fn = ""
 
     def __len__(self) -> int:
-        return _ffi.call(_builtin("ffi.ArraySize"), self)
+        return _ffi.call(_builtin(self._size_fn), self)
 
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return _ffi.call(_builtin("ffi.ArrayGetItem"), self, _index(i))
+        return _ffi.call(_builtin(self._getitem_fn), self, _index(i))
 
     def __iter__(self):
         return iter(_ffi.seq_items(self))
 
     def __repr__(self) -> str:
-        return f"Array({list(self)!r})"
+        return f"{type(self).__name__}({list(self)!r})"
 
     def __reduce__(self):
-        return (Array, (list(self),))
+        return (type(self), (list(self),))
+
+
+class Array(_Sequence):
+    """An immutable FFI sequence; ``Array([1, 2, 3])``."""
+
+    __slots__ = ()
+    _size_fn, _getitem_fn = "ffi.ArraySize", "ffi.ArrayGetItem"
+
+    def __new__(cls, items: Iterable = ()):
+        return _ffi.call(_builtin("ffi.Array"), *items)
 
 
 def _index(i) -> int:
@@ -218,27 +226,17 @@ def _index(i) -> int:
     return i
 
 
-class List(Object):
+class List(_Sequence):
     """A mutable FFI sequence; ``List([1, 2, 3])``."""
 
     __slots__ = ()
+    _size_fn, _getitem_fn = "ffi.ListSize", "ffi.ListGetItem"
 
     def __new__(cls, items: Iterable = ()):
         return _ffi.call(_builtin("ffi.List"), *items)
 
-    def __len__(self) -> int:
-        return _ffi.call(_builtin("ffi.ListSize"), self)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return _ffi.call(_builtin("ffi.ListGetItem"), self, _index(i))
-
     def __setitem__(self, i, value) -> None:
         _ffi.call(_builtin("ffi.ListSetItem"), self, _index(i), value)
-
-    def __iter__(self):
-        return iter(_ffi.seq_items(self))
 
     def append(self, value) -> None:
         _ffi.call(_builtin("ffi.ListAppend"), self, value)
@@ -255,12 +253,6 @@ class List(Object):
     def extend(self, values: Iterable) -> None:
         for v in values:
             self.append(v)
-
-    def __repr__(self) -> str:
-        return f"List({list(self)!r})"
-
-    def __reduce__(self):
-        return (List, (list(self),))
 
 
 class Map(Object):
