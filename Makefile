@@ -27,11 +27,18 @@ test: test-rust test-c test-symbols test-python
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
-$(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest
+# apache-tvm-ffi is the peer under test: its headers compile the upstream
+# conformance tests and its library shares a process with tether in the
+# coexistence tests. tether itself never depends on it.
+PEER   := apache-tvm-ffi==0.1.15.post2
+VENV_STAMP := $(VENV)/.tether-test-deps
 
-python: $(PY)
+$(VENV_STAMP): Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest "$(PEER)"
+	touch $@
+
+python: $(VENV_STAMP)
 	PATH="$(VENV)/bin:$$PATH" $(PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 
 test-python: python
