@@ -1,7 +1,9 @@
 // Builds the core shared library (libtether_core) from ../rust/core, places it
 // and the C/C++ headers inside the `tether` package so the wheel carries them,
 // and links the extension against that one shared library (found at run time
-// next to the extension through an $ORIGIN / @loader_path rpath).
+// next to the extension through an $ORIGIN / @loader_path rpath). It also
+// compiles the small C file that parks daemon threads at interpreter exit
+// (src/exit_park.c) against the target Python's headers.
 //
 // TETHER_CORE_LIB_DIR, when set, names a directory that already holds a
 // built core library; it is used instead of building one.
@@ -33,7 +35,23 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// The include directory of the Python the extension is built for (maturin
+/// names it in PYO3_PYTHON).
+fn python_include_dir() -> PathBuf {
+    let python = env::var("PYO3_PYTHON").or_else(|_| env::var("PYTHON_SYS_EXECUTABLE")).unwrap_or_else(|_| "python3".into());
+    let out = Command::new(&python)
+        .args(["-c", "import sysconfig; print(sysconfig.get_paths()['include'])"])
+        .output()
+        .unwrap_or_else(|e| panic!("running {python} to find Python's headers: {e}"));
+    assert!(out.status.success(), "{python} could not report its include directory");
+    PathBuf::from(String::from_utf8(out.stdout).expect("UTF-8 path").trim())
+}
+
 fn main() {
+    println!("cargo:rerun-if-changed=src/exit_park.c");
+    println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
+    cc::Build::new().file("src/exit_park.c").include(python_include_dir()).warnings(true).compile("tether_exit_park");
+
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().unwrap().to_path_buf();
     let package = manifest.join("tether");

@@ -17,6 +17,7 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
 use tether_sys::*;
 
+use crate::exit_park;
 use crate::registry;
 use crate::tie_state::{self, CObject};
 
@@ -165,10 +166,12 @@ unsafe extern "C" fn release_pyobject(p: *mut c_void) {
     if p.is_null() || !tie_state::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
-    // SAFETY: `p` is a PyObject we hold one reference on; decref needs the GIL.
+    // Any thread may drop the last native owner; the decref needs the GIL
+    // and may run `__del__`, so both go through the exit parking frames.
+    let gil = exit_park::gil_ensure();
+    // SAFETY: `p` is a PyObject we hold one reference on; GIL held.
     unsafe {
-        let gil = ffi::PyGILState_Ensure();
-        ffi::Py_DECREF(p as *mut ffi::PyObject);
+        exit_park::decref(p as *mut ffi::PyObject);
         ffi::PyGILState_Release(gil);
     }
 }
@@ -408,16 +411,25 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
         unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
         return -1;
     }
-    Python::with_gil(|py| {
+    // Take the GIL in a parking frame first: a daemon thread meeting
+    // interpreter exit here (or inside the callable) parks instead of
+    // unwinding through Rust. `with_gil` below then only nests.
+    let gil = exit_park::gil_ensure();
+    let rc = Python::with_gil(|py| {
         let call = || -> PyResult<OwnedAny> {
-            // SAFETY: `self_` is the callable we hold a reference on.
-            let callable = unsafe { Bound::from_borrowed_ptr(py, self_ as *mut ffi::PyObject) };
             let mut py_args = Vec::with_capacity(n.max(0) as usize);
             for i in 0..n.max(0) as usize {
                 // SAFETY: `n` valid views, per the calling convention.
                 py_args.push(unsafe { view_to_py(py, &*args.add(i))? });
             }
-            let ret = callable.call1(PyTuple::new(py, py_args)?)?;
+            let tuple = PyTuple::new(py, py_args)?;
+            // SAFETY: GIL held; `self_` is the callable we hold a reference on.
+            let ret = unsafe { exit_park::call(self_ as *mut ffi::PyObject, tuple.as_ptr()) };
+            if ret.is_null() {
+                return Err(PyErr::fetch(py));
+            }
+            // SAFETY: a new reference.
+            let ret = unsafe { Bound::from_owned_ptr(py, ret) };
             py_to_any(py, &ret)
         };
         match call() {
@@ -433,7 +445,10 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
                 -1
             }
         }
-    })
+    });
+    // SAFETY: pairs with the ensure above, on this thread.
+    unsafe { ffi::PyGILState_Release(gil) };
+    rc
 }
 
 /// Call an FFI function with Python arguments, releasing the GIL for the
@@ -468,7 +483,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     // The GIL is released only around the native call; callbacks into
     // Python take it back through `py_safe_call`.
     let call = NativeCall { f, args: views.as_mut_ptr(), n: views.len() as i32, result: &mut result };
-    let rc = py.allow_threads(move || call.run());
+    let rc = call.run_without_gil(py);
     for m in &moved {
         // SAFETY: GIL held; if the callee left the handle, rebind it.
         unsafe {
@@ -483,7 +498,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     any_to_py(py, OwnedAny(result))
 }
 
-/// One native call, movable to the GIL-released section.
+/// One native call made with the GIL released.
 struct NativeCall {
     f: *mut TVMFFIObject,
     args: *mut TVMFFIAny,
@@ -491,14 +506,23 @@ struct NativeCall {
     result: *mut TVMFFIAny,
 }
 
-// SAFETY: the pointers stay valid for the call (the caller keeps the
-// arguments and result alive and waits for it); the core is thread-safe.
-unsafe impl Send for NativeCall {}
 
 impl NativeCall {
-    fn run(self) -> c_int {
-        // SAFETY: see the Send impl.
-        unsafe { TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result) }
+    /// Run the call with the GIL released. Not pyo3's `allow_threads`: a
+    /// daemon thread taking the GIL back at interpreter exit must park in
+    /// `exit_park`'s frame rather than be unwound through Rust frames.
+    /// Python code this thread runs meanwhile (callbacks, deleters) takes
+    /// the GIL itself through `exit_park::gil_ensure`.
+    fn run_without_gil(self, _py: Python<'_>) -> c_int {
+        // SAFETY: the GIL is held (the token proves it) and is given back
+        // on this thread before returning; the pointers are valid (see the
+        // Send impl).
+        unsafe {
+            let ts = ffi::PyEval_SaveThread();
+            let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
+            exit_park::restore_thread(ts);
+            rc
+        }
     }
 }
 

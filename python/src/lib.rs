@@ -14,6 +14,7 @@
 
 mod convert;
 mod descriptor;
+mod exit_park;
 mod registry;
 mod tie_state;
 
@@ -364,15 +365,17 @@ fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }
 
-/// Length and items of an Array/List by reading its sequence cell.
+/// The items of an Array, read from its sequence cell. Arrays are immutable
+/// once built, so no lock is needed; Lists (mutable, locked) are read
+/// through their accessor functions instead.
 #[pyfunction]
 fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> {
     let h = handle_of(wrapper(obj)?)?;
-    // SAFETY: live handle; Array and List share the sequence cell.
+    // SAFETY: live handle; an Array's cell never changes after creation.
     unsafe {
         let t = (*h).type_index;
-        if t != ti::kTVMFFIArray && t != ti::kTVMFFIList {
-            return Err(PyTypeError::new_err(format!("expected ffi.Array or ffi.List, got {}", registry::type_key_of(t))));
+        if t != ti::kTVMFFIArray {
+            return Err(PyTypeError::new_err(format!("expected ffi.Array, got {}", registry::type_key_of(t))));
         }
         let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFISeqCell);
         let data = cell.data as *const TVMFFIAny;

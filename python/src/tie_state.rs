@@ -181,10 +181,11 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
     }
     if cur & INACTIVE != 0 && python_alive() {
         let wrapper = (cur & !TAGS) as *mut c_void;
+        // Freeing Python memory needs the GIL.
+        let gil = crate::exit_park::gil_ensure();
         // SAFETY: the kept memory is a GC allocation nobody references
-        // (module invariant); freeing Python memory needs the GIL.
+        // (module invariant); GIL held.
         unsafe {
-            let gil = ffi::PyGILState_Ensure();
             ffi::PyObject_GC_Del(wrapper);
             ffi::PyGILState_Release(gil);
         }

@@ -235,6 +235,20 @@ class List(_Sequence):
     def __new__(cls, items: Iterable = ()):
         return _ffi.call(_builtin("ffi.List"), *items)
 
+    def __iter__(self):
+        # Other threads may mutate the list meanwhile: read each item through
+        # the list's lock and stop, like CPython's dict, if the size changed.
+        size_fn, getitem_fn = _builtin(self._size_fn), _builtin(self._getitem_fn)
+        size = _ffi.call(size_fn, self)
+        for i in range(size):
+            try:
+                item = _ffi.call(getitem_fn, self, i)
+            except IndexError:
+                item = None
+            if _ffi.call(size_fn, self) != size:
+                raise RuntimeError("List changed size during iteration")
+            yield item
+
     def __setitem__(self, i, value) -> None:
         _ffi.call(_builtin("ffi.ListSetItem"), self, _index(i), value)
 

@@ -1,0 +1,56 @@
+//! Re-entering the interpreter from native code without crashing at exit.
+//!
+//! A daemon thread that calls back into Python (a callback run by native
+//! code, the GIL taken back after a native call, a Python object released
+//! by a native owner) can meet interpreter finalization. CPython before 3.14
+//! then ends the thread with `pthread_exit`, a forced unwind that Rust frames
+//! cannot carry (it aborts the process). These calls run inside the C frames
+//! of `exit_park.c`, which park such a thread for good, as CPython 3.14 does,
+//! before the unwind reaches any Rust frame.
+//!
+//! SAFETY invariants of this module: the wrapped functions have exactly the
+//! preconditions of the CPython functions they call.
+
+use pyo3::ffi;
+
+extern "C" {
+    fn tether_park_gil_ensure() -> ffi::PyGILState_STATE;
+    fn tether_park_restore_thread(ts: *mut ffi::PyThreadState);
+    fn tether_park_call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject;
+    fn tether_park_decref(o: *mut ffi::PyObject);
+}
+
+/// `PyGILState_Ensure`, parking the thread if the interpreter is gone.
+pub fn gil_ensure() -> ffi::PyGILState_STATE {
+    // SAFETY: callable from any thread while the interpreter exists; after
+    // finalization began the call parks instead of returning.
+    unsafe { tether_park_gil_ensure() }
+}
+
+/// `PyEval_RestoreThread`, parking the thread if the interpreter is gone.
+///
+/// # Safety
+/// `ts` came from `PyEval_SaveThread` on this thread.
+pub unsafe fn restore_thread(ts: *mut ffi::PyThreadState) {
+    // SAFETY: per the caller.
+    unsafe { tether_park_restore_thread(ts) }
+}
+
+/// `PyObject_Call(callable, args, NULL)`: a new reference or NULL with an
+/// exception set.
+///
+/// # Safety
+/// GIL held; `callable` a live object, `args` a live tuple.
+pub unsafe fn call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    unsafe { tether_park_call(callable, args) }
+}
+
+/// `Py_DECREF`, which may run arbitrary Python code (`__del__`).
+///
+/// # Safety
+/// GIL held; the caller owns the reference.
+pub unsafe fn decref(o: *mut ffi::PyObject) {
+    // SAFETY: per the caller.
+    unsafe { tether_park_decref(o) }
+}

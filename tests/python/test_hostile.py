@@ -1,0 +1,116 @@
+"""Hostile use: threads, interpreter exit, deep and cyclic input, moved-from
+wrappers. Scenarios that could take the interpreter down run in a fresh
+subprocess so a regression fails one test instead of the whole suite."""
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+import tether
+
+
+def run_python(source: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+# ---- interpreter exit while daemon threads are inside FFI calls -------------
+
+EXIT_WITH_DAEMONS = """
+    import threading, time
+    import tether
+
+    def slow(*args):
+        time.sleep(0.001)          # gives the GIL away inside the callback
+        return args[0] if args else None
+
+    apply_n = tether.get_global_func("testing.apply_n")
+    echo = tether.get_global_func("testing.echo")
+    keep = tether.List()           # Python objects held natively, released on any thread
+
+    def callbacks():
+        while True:
+            apply_n(slow, 50, 1)   # native code calling back into Python
+
+    def calls():
+        while True:
+            echo(keep)
+            keep.append(object())
+            if len(keep) > 100:
+                keep.clear()
+
+    for target in (callbacks, callbacks, callbacks, calls, calls):
+        threading.Thread(target=target, daemon=True).start()
+    junk = [[i] for i in range(300_000)]   # makes finalization take a while
+    time.sleep(0.2)
+    print("main done")
+"""
+
+
+def test_interpreter_exit_with_daemon_threads_in_callbacks_and_calls():
+    for _ in range(8):
+        r = run_python(EXIT_WITH_DAEMONS)
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "main done" in r.stdout
+        assert "FATAL" not in r.stderr
+
+
+# ---- containers under concurrent mutation ------------------------------------
+
+def test_list_reads_while_other_threads_mutate():
+    lst = tether.List(list(range(50)))
+    arr = tether.Array([tether.Array([i]) for i in range(20)])
+    stop = threading.Event()
+    errors = []
+
+    def mutate():
+        while not stop.is_set():
+            try:
+                lst.append(tether.Array([1]))
+                lst.insert(0, 3)
+                lst.pop()
+                lst.pop(0)
+                if len(lst) > 100:
+                    lst.clear()
+                lst.extend(range(20))
+            except IndexError:
+                pass  # another mutator emptied the list between two calls
+
+    def read():
+        seen = 0
+        while not stop.is_set():
+            try:
+                for _ in lst:
+                    seen += 1
+                if len(lst):
+                    lst[0]
+            except RuntimeError as e:
+                assert "changed size during iteration" in str(e)
+            except IndexError:
+                pass
+            assert len(list(arr)) == 20 and arr[3][0] == 3
+        errors.append(seen)
+
+    threads = [threading.Thread(target=mutate) for _ in range(2)] + [threading.Thread(target=read) for _ in range(2)]
+    for t in threads:
+        t.start()
+    time.sleep(2)
+    stop.set()
+    for t in threads:
+        t.join()
+    assert len(errors) == 2  # both readers finished without an unexpected exception
+
+
+def test_list_iteration_raises_when_mutated_by_the_loop():
+    lst = tether.List([1, 2, 3])
+    with pytest.raises(RuntimeError, match="changed size during iteration"):
+        for x in lst:
+            lst.append(x)
