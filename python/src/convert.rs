@@ -18,6 +18,7 @@ use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArr
 use tether_sys::*;
 
 use crate::exit_park;
+use crate::nested;
 use crate::registry;
 use crate::tie_state::{self, CObject};
 
@@ -129,17 +130,8 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if obj.is_instance_of::<crate::RValueRef>() {
         return Err(PyTypeError::new_err("a moved value (x._move()) can only be passed directly as a call argument"));
     }
-    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
-        let items: Vec<OwnedAny> = obj.try_iter()?.map(|it| py_to_any(py, &it?)).collect::<PyResult<_>>()?;
-        return call_builtin(py, "ffi.Array", items);
-    }
-    if let Ok(d) = obj.downcast::<PyDict>() {
-        let mut items = Vec::with_capacity(d.len() * 2);
-        for (k, v) in d.iter() {
-            items.push(py_to_any(py, &k)?);
-            items.push(py_to_any(py, &v)?);
-        }
-        return call_builtin(py, "ffi.Map", items);
+    if nested::is_container(obj) {
+        return nested::container_to_any(py, obj);
     }
     if obj.is_instance_of::<pyo3::exceptions::PyBaseException>() {
         return error_from_exception(py, obj).map(OwnedAny::from_handle);

@@ -15,6 +15,7 @@
 mod convert;
 mod descriptor;
 mod exit_park;
+mod nested;
 mod registry;
 mod tie_state;
 
@@ -365,6 +366,21 @@ fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }
 
+/// `(kind, message)` of an `ffi.Error` wrapper.
+#[pyfunction]
+fn error_parts(obj: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle (the wrapper owns +1); an Error's cell follows
+    // its header and its byte arrays live as long as the object.
+    unsafe {
+        if (*h).type_index != ti::kTVMFFIError {
+            return Err(PyTypeError::new_err(format!("expected ffi.Error, got {}", registry::type_key_of((*h).type_index))));
+        }
+        let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFIErrorCell);
+        Ok((registry::bytes_to_string(&cell.kind), registry::bytes_to_string(&cell.message)))
+    }
+}
+
 /// The items of an Array, read from its sequence cell. Arrays are immutable
 /// once built, so no lock is needed; Lists (mutable, locked) are read
 /// through their accessor functions instead.
@@ -412,6 +428,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(construct, m)?)?;
     m.add_function(wrap_pyfunction!(function_from_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(seq_items, m)?)?;
+    m.add_function(wrap_pyfunction!(error_parts, m)?)?;
     py.import("atexit")?.call_method1("register", (m.getattr("mark_python_finalizing")?,))?;
     Ok(())
 }

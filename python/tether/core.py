@@ -164,12 +164,7 @@ class Error(Object):
 
 
 def _error_parts(err: Error):
-    # The error cell follows the 24-byte object header: kind and message
-    # are (data, size) byte arrays.
-    buf = ctypes.cast(err.__chandle__() + 24, ctypes.POINTER(ctypes.c_void_p * 4)).contents
-    kind = ctypes.string_at(buf[0], buf[1]).decode() if buf[1] else ""
-    message = ctypes.string_at(buf[2], buf[3]).decode() if buf[3] else ""
-    return kind, message
+    return _ffi.error_parts(err)
 
 
 _builtin_cache: dict = {}
@@ -204,6 +199,8 @@ class _Sequence(Object):
         return iter(_ffi.seq_items(self))
 
     def __repr__(self) -> str:
+        if not _ffi.chandle(self):
+            return Object.__repr__(self)
         return f"{type(self).__name__}({list(self)!r})"
 
     def __reduce__(self):
@@ -307,6 +304,8 @@ class Map(Object):
         return iter(self.keys())
 
     def __repr__(self) -> str:
+        if not _ffi.chandle(self):
+            return Object.__repr__(self)
         return f"Map({dict(self.items())!r})"
 
     def __reduce__(self):

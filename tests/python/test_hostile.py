@@ -114,3 +114,93 @@ def test_list_iteration_raises_when_mutated_by_the_loop():
     with pytest.raises(RuntimeError, match="changed size during iteration"):
         for x in lst:
             lst.append(x)
+
+
+# ---- deep and cyclic input -------------------------------------------------------
+
+def test_self_referential_list_and_dict_raise_value_error_naming_the_cycle():
+    a = []
+    a.append(a)
+    with pytest.raises(ValueError, match=r"self-referential list: it contains itself \(list -> list\)"):
+        tether.convert(a)
+    d = {}
+    d["x"] = [d]
+    with pytest.raises(ValueError, match=r"self-referential dict: it contains itself \(dict -> list -> dict\)"):
+        tether.convert(d)
+    with pytest.raises(ValueError, match="contains itself"):
+        tether.get_global_func("testing.echo")([1, a])
+
+
+def test_shared_but_acyclic_values_convert():
+    s = [1, 2]
+    out = tether.convert([s, s, (s, {"a": s})])
+    assert list(out[0]) == [1, 2] and list(out[2][1]["a"]) == [1, 2]
+
+
+def test_100000_level_nested_list_converts_on_a_small_thread_stack():
+    result = []
+
+    def convert_deep():
+        x = []
+        for _ in range(100_000):
+            x = [x]
+        r = tether.convert(x)
+        depth = 0
+        while len(r):
+            r = r[0]
+            depth += 1
+        result.append(depth)
+
+    old = threading.stack_size(1 << 20)
+    try:
+        t = threading.Thread(target=convert_deep)
+        t.start()
+        t.join()
+    finally:
+        threading.stack_size(old)
+    assert result == [100_000]
+
+
+# ---- moved-from and uninitialised wrappers ------------------------------------------
+
+def test_error_fields_on_a_moved_from_error_raise():
+    err = tether.convert(ValueError("boom"))
+    assert (err.kind, err.message) == ("ValueError", "boom")
+    tether.get_global_func("testing.echo")(err._move())
+    with pytest.raises(ValueError, match="moved from"):
+        err.kind
+    with pytest.raises(ValueError, match="moved from"):
+        err.message
+
+
+@pytest.mark.parametrize("make", ["moved", "uninitialised"])
+def test_every_wrapper_api_on_a_handle_less_wrapper_raises(make):
+    from conftest import Inner
+
+    if make == "moved":
+        lst = tether.List([1])
+        tether.get_global_func("testing.echo")(lst._move())
+        inner = Inner(3)
+        tether.get_global_func("testing.echo")(inner._move())
+        fn = tether.convert(lambda: 1)
+        tether.get_global_func("testing.echo")(fn._move())
+    else:
+        lst = tether.List.__base__.__base__.__new__(tether.List)
+        inner = tether.Object.__new__(Inner)
+        fn = tether.Object.__new__(tether.Function)
+    assert lst.__chandle__() == 0 and not lst.same_as(lst)
+    for action in (
+        lambda: len(lst),
+        lambda: lst[0],
+        lambda: list(lst),
+        lambda: lst.append(1),
+        lambda: lst.type_key,
+        lambda: lst._move(),
+        lambda: inner.v,
+        lambda: setattr(inner, "v", 1),
+        lambda: fn(),
+        lambda: tether.get_global_func("testing.echo")(inner),
+    ):
+        with pytest.raises(ValueError, match="no handle"):
+            action()
+    assert "moved" in repr(lst) or "null" in repr(lst)
