@@ -12,20 +12,14 @@ from tether import config
 from tether.testing import tie_state
 
 from conftest import Holder, Inner
+from plugins import build_plugin
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory):
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:  # the build machines always have one; users may not
-        pytest.skip("no C compiler on PATH to build the test plugin")
-    out = tmp_path_factory.mktemp("plugin") / "libplugin.so"
-    cmd = [cc, "-shared", "-fPIC", "-std=c11", "-o", str(out), os.path.join(HERE, "native", "plugin.c"),
-           f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
-    subprocess.run(cmd, check=True)
-    return tether.load_module(str(out))
+    return tether.load_module(build_plugin(tmp_path_factory.mktemp("plugin")))
 
 
 def test_plugin_globals_are_visible_from_python(plugin):
