@@ -40,3 +40,18 @@ def build_plugin(out_dir) -> str:
     """The C plugin of ``native/plugin.c`` (registers ``plugin.*`` globals
     and the ``plugin.Thing`` type at load time; exports ``keep_and_return``)."""
     return build_shared(PLUGIN_SOURCE, os.path.join(str(out_dir), "libplugin.so"))
+
+
+def build_rust_plugin(tmp_path_factory) -> str:
+    """The Rust library of ``tests/rust_plugin``, which reaches the core only
+    through ``tether-sys``. Built once per session into a shared target
+    directory (cargo makes later calls no-ops)."""
+    cargo = shutil.which(os.environ.get("CARGO", "cargo"))
+    if cargo is None:  # the build machines always have one; users may not
+        pytest.skip("no cargo on PATH to build the Rust test plugin")
+    target = tmp_path_factory.getbasetemp() / "rust_plugin_target"
+    manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
+    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
+    subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
+                   check=True, env=env)
+    return str(target / "release" / "libtether_rust_plugin.so")

@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-from plugins import build_plugin, build_shared
+from plugins import build_plugin, build_rust_plugin, build_shared
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 EXPORTED = os.path.join(HERE, "..", "c", "exported_symbols.txt")
@@ -115,6 +115,24 @@ def test_tether_ignores_a_global_stand_in(order, stand_in, plugin_path, tmp_path
     else:
         script += "import tether\n" + load_stand_in
     run_scenario(script + TETHER_WORKS, tmp_path)
+
+
+def test_tether_sys_users_need_no_deep_binding(stand_in, tmp_path_factory, tmp_path):
+    # A Rust library using tether-sys imports only the core's table, so it
+    # reaches tether's core even loaded without deep binding next to a
+    # global stand-in.
+    rust_plugin = build_rust_plugin(tmp_path_factory)
+    script = textwrap.dedent(f"""
+        import ctypes
+        ctypes.CDLL({stand_in!r}, mode=ctypes.RTLD_GLOBAL)
+        import tether
+        m = tether.load_module({rust_plugin!r}, deep_bind=False)
+        counter = m.make_counter(5)
+        assert counter.type_key == "rust_plugin.Counter"
+        assert m.counter_value(counter) == 5
+        assert tether.get_global_func("testing.echo")(counter) is counter
+    """)
+    run_scenario(script, tmp_path)
 
 
 @pytest.fixture(scope="module")

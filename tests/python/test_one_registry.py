@@ -1,20 +1,13 @@
 """Python and a separately built C library share one core: the same global
 registry, type registry and allocator registry."""
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
 import tether
-from tether import config
 from tether.testing import tie_state
 
 from conftest import Holder, Inner
-from plugins import build_plugin
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from plugins import build_plugin, build_rust_plugin
 
 
 @pytest.fixture(scope="module")
@@ -76,15 +69,7 @@ def test_module_reports_missing_functions(plugin):
 
 @pytest.fixture(scope="module")
 def rust_plugin(tmp_path_factory):
-    cargo = shutil.which(os.environ.get("CARGO", "cargo"))
-    if cargo is None:  # the build machines always have one; users may not
-        pytest.skip("no cargo on PATH to build the Rust test plugin")
-    target = tmp_path_factory.mktemp("rust_plugin")
-    manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
-    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
-    subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
-                   check=True, env=env)
-    return tether.load_module(str(target / "release" / "libtether_rust_plugin.so"))
+    return tether.load_module(build_rust_plugin(tmp_path_factory))
 
 
 def test_rust_library_shares_the_registries(rust_plugin, plugin):
