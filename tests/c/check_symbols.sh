@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Checks that the core shared library exports every C ABI function listed in
-# exported_symbols.txt. Usage: check_symbols.sh path/to/libtether_core.so
+# exported_symbols.txt (including the API table entry point), and on ELF that
+# it was linked with -Bsymbolic, so its references to its own TVMFFI*
+# functions cannot be captured by another library exporting the same names.
+# Usage: check_symbols.sh path/to/libtether_core.so
 set -euo pipefail
 lib=$1
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,5 +18,21 @@ while read -r sym; do
     missing=$((missing + 1))
   fi
 done <"$here/exported_symbols.txt"
+# -Bsymbolic sets DT_SYMBOLIC, shown by readelf as the SYMBOLIC flag (in
+# DT_FLAGS) or as its own SYMBOLIC entry, depending on the linker.
+total=$((total + 1))
+if ! readelf -d "$lib" | grep -qw SYMBOLIC; then
+  echo "not linked with -Bsymbolic: no SYMBOLIC in the dynamic section of $lib" >&2
+  missing=$((missing + 1))
+fi
+# The effect itself: no dynamic relocation of the library still names one of
+# its own TVMFFI* symbols (without -Bsymbolic, the API table's entries and
+# the core's calls to itself go through such relocations and would bind to
+# whichever library the global scope offers first).
+total=$((total + 1))
+if own=$(readelf -rW "$lib" | awk '$5 ~ /^TVMFFI/ {print $5}' | sort -u | grep .); then
+  echo "relocations against the library's own symbols (interposable):" $own >&2
+  missing=$((missing + 1))
+fi
 echo "symbols: $((total - missing)) passed, $missing failed"
 [ "$missing" -eq 0 ]

@@ -1,31 +1,18 @@
 """Python and a separately built C library share one core: the same global
 registry, type registry and allocator registry."""
 
-import os
-import shutil
-import subprocess
-
 import pytest
 
 import tether
-from tether import config
 from tether.testing import tie_state
 
 from conftest import Holder, Inner
-
-HERE = os.path.dirname(os.path.abspath(__file__))
+from plugins import build_plugin, build_rust_plugin
 
 
 @pytest.fixture(scope="module")
 def plugin(tmp_path_factory):
-    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
-    if cc is None:  # the build machines always have one; users may not
-        pytest.skip("no C compiler on PATH to build the test plugin")
-    out = tmp_path_factory.mktemp("plugin") / "libplugin.so"
-    cmd = [cc, "-shared", "-fPIC", "-std=c11", "-o", str(out), os.path.join(HERE, "native", "plugin.c"),
-           f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
-    subprocess.run(cmd, check=True)
-    return tether.load_module(str(out))
+    return tether.load_module(build_plugin(tmp_path_factory.mktemp("plugin")))
 
 
 def test_plugin_globals_are_visible_from_python(plugin):
@@ -82,15 +69,7 @@ def test_module_reports_missing_functions(plugin):
 
 @pytest.fixture(scope="module")
 def rust_plugin(tmp_path_factory):
-    cargo = shutil.which(os.environ.get("CARGO", "cargo"))
-    if cargo is None:  # the build machines always have one; users may not
-        pytest.skip("no cargo on PATH to build the Rust test plugin")
-    target = tmp_path_factory.mktemp("rust_plugin")
-    manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
-    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
-    subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
-                   check=True, env=env)
-    return tether.load_module(str(target / "release" / "libtether_rust_plugin.so"))
+    return tether.load_module(build_rust_plugin(tmp_path_factory))
 
 
 def test_rust_library_shares_the_registries(rust_plugin, plugin):

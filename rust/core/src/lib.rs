@@ -15,7 +15,8 @@
 //!
 //! Layout: [`abi`] holds the raw `#[repr(C)]` structs; [`object`] the
 //! reference counting; [`alloc_header`] the allocator registry; [`c_api`]
-//! the exported functions. Unsafe code lives in those modules and in the
+//! the exported functions; [`c_api_table`] the one uniquely named entry
+//! point through which the Python extension and `tether-sys` reach them. Unsafe code lives in those modules and in the
 //! object layouts of [`string`], [`containers`] and [`dataclass`].
 
 pub use tether_sys::abi;
@@ -23,6 +24,7 @@ pub mod alloc_header;
 pub mod any;
 mod builtins;
 pub mod c_api;
+pub mod c_api_table;
 pub mod containers;
 pub mod dataclass;
 pub mod error;

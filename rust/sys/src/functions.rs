@@ -1,70 +1,86 @@
-//! The exported functions of libtether_core (see `cpp/include/tether/c_api.h`
-//! for their contracts).
+//! The core's C ABI functions as Rust functions of the same names and
+//! signatures (see `cpp/include/tether/c_api.h` for their contracts).
+//!
+//! They do not reference the `TVMFFI*` symbols: each one calls through the
+//! core's function table (`api_table`), fetched once through the uniquely
+//! named `tether_core_api_table` and cached in a static. So a user of this
+//! crate reaches tether's core even when another library exporting the same
+//! `TVMFFI*` names was loaded into the global scope before or after it. The
+//! hot path is one acquire load (a plain load on x86) and an indirect call.
 
 use std::ffi::{c_char, c_int, c_void};
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
+use crate::api_table::{with_core_api, TetherCoreApiTable, TETHER_CORE_API_VERSION};
 
 #[link(name = "tether_core")]
 extern "C" {
-    pub fn TVMFFIGetVersion(out_version: *mut TVMFFIVersion);
-    pub fn TVMFFIObjectIncRef(obj: TVMFFIObjectHandle) -> c_int;
-    pub fn TVMFFIObjectDecRef(obj: TVMFFIObjectHandle) -> c_int;
-    pub fn TVMFFIObjectCreateOpaque(
-        handle: *mut c_void,
-        type_index: i32,
-        deleter: Option<unsafe extern "C" fn(*mut c_void)>,
-        out: *mut TVMFFIObjectHandle,
-    ) -> c_int;
-    pub fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator;
-    pub fn TVMFFISetCustomAllocator(allocator: *mut TVMFFICustomAllocator) -> c_int;
-    pub fn TVMFFITypeKeyToIndex(type_key: *const TVMFFIByteArray, out_tindex: *mut i32) -> c_int;
-    pub fn TVMFFITypeGetOrAllocIndex(
-        type_key: *const TVMFFIByteArray,
-        static_type_index: i32,
-        type_depth: i32,
-        num_child_slots: i32,
-        child_slots_can_overflow: i32,
-        parent_type_index: i32,
-    ) -> i32;
-    pub fn TVMFFIGetTypeInfo(type_index: i32) -> *const TVMFFITypeInfo;
-    pub fn TVMFFITypeRegisterField(type_index: i32, info: *const TVMFFIFieldInfo) -> c_int;
-    pub fn TVMFFITypeRegisterMethod(type_index: i32, info: *const TVMFFIMethodInfo) -> c_int;
-    pub fn TVMFFITypeRegisterMetadata(type_index: i32, metadata: *const TVMFFITypeMetadata) -> c_int;
-    pub fn TVMFFITypeRegisterAttr(type_index: i32, attr_name: *const TVMFFIByteArray, attr_value: *const TVMFFIAny) -> c_int;
-    pub fn TVMFFIGetTypeAttrColumn(attr_name: *const TVMFFIByteArray) -> *const TVMFFITypeAttrColumn;
-    pub fn TVMFFIFunctionCreate(
-        self_: *mut c_void,
-        safe_call: Option<TVMFFISafeCallType>,
-        deleter: Option<unsafe extern "C" fn(*mut c_void)>,
-        out: *mut TVMFFIObjectHandle,
-    ) -> c_int;
-    pub fn TVMFFIFunctionCall(func: TVMFFIObjectHandle, args: *mut TVMFFIAny, num_args: i32, result: *mut TVMFFIAny) -> c_int;
-    pub fn TVMFFIFunctionGetGlobal(name: *const TVMFFIByteArray, out: *mut TVMFFIObjectHandle) -> c_int;
-    pub fn TVMFFIFunctionSetGlobal(name: *const TVMFFIByteArray, f: TVMFFIObjectHandle, allow_override: c_int) -> c_int;
-    pub fn TVMFFIFunctionSetGlobalFromMethodInfo(method_info: *const TVMFFIMethodInfo, allow_override: c_int) -> c_int;
-    pub fn TVMFFIAnyViewToOwnedAny(any_view: *const TVMFFIAny, out: *mut TVMFFIAny) -> c_int;
-    pub fn TVMFFIErrorMoveFromRaised(result: *mut TVMFFIObjectHandle);
-    pub fn TVMFFIErrorSetRaised(error: TVMFFIObjectHandle);
-    pub fn TVMFFIErrorSetRaisedFromCStr(kind: *const c_char, message: *const c_char);
-    pub fn TVMFFIErrorSetRaisedFromCStrParts(kind: *const c_char, message_parts: *const *const c_char, num_parts: i32);
-    pub fn TVMFFIErrorCreate(
-        kind: *const TVMFFIByteArray,
-        message: *const TVMFFIByteArray,
-        backtrace: *const TVMFFIByteArray,
-        out: *mut TVMFFIObjectHandle,
-    ) -> c_int;
-    pub fn TVMFFIErrorCreateWithCauseAndExtraContext(
-        kind: *const TVMFFIByteArray,
-        message: *const TVMFFIByteArray,
-        backtrace: *const TVMFFIByteArray,
-        cause_chain: TVMFFIObjectHandle,
-        extra_context: TVMFFIObjectHandle,
-        out: *mut TVMFFIObjectHandle,
-    ) -> c_int;
-    pub fn TVMFFIBacktrace(filename: *const c_char, lineno: c_int, func: *const c_char, cross_ffi_boundary: c_int) -> *const TVMFFIByteArray;
-    pub fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int;
-    pub fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int;
-    pub fn TVMFFIHandleInitOnce(handle_addr: *mut *mut c_void, init_func: Option<unsafe extern "C" fn(*mut *mut c_void) -> c_int>) -> c_int;
-    pub fn TVMFFIHandleDeinitOnce(handle_addr: *mut *mut c_void, deinit_func: Option<unsafe extern "C" fn(*mut c_void) -> c_int>) -> c_int;
+    /// The core's table (static, immutable, valid for the library's lifetime).
+    pub fn tether_core_api_table() -> *const TetherCoreApiTable;
 }
+
+static TABLE: AtomicPtr<TetherCoreApiTable> = AtomicPtr::new(ptr::null_mut());
+
+/// The core's table, fetched on first use.
+#[inline(always)]
+pub fn core_api() -> &'static TetherCoreApiTable {
+    let p = TABLE.load(Ordering::Acquire);
+    if p.is_null() {
+        return fetch_table();
+    }
+    // SAFETY: only a table checked by `fetch_table` is ever stored; it is a
+    // static of the core, which stays loaded while we are (we link it).
+    unsafe { &*p }
+}
+
+#[cold]
+#[inline(never)]
+fn fetch_table() -> &'static TetherCoreApiTable {
+    // SAFETY: the core's entry point takes no arguments and returns a pointer
+    // to its static table.
+    let p = unsafe { tether_core_api_table() };
+    // SAFETY: NULL or the core's static table (checked before the deref).
+    let table = match unsafe { p.as_ref() } {
+        Some(t) => t,
+        None => incompatible("tether_core_api_table() returned NULL"),
+    };
+    if table.version != TETHER_CORE_API_VERSION || (table.size as usize) < std::mem::size_of::<TetherCoreApiTable>() {
+        incompatible(&format!(
+            "libtether_core offers API table version {} of {} bytes; this build needs version {} of at least {} bytes",
+            table.version,
+            table.size,
+            TETHER_CORE_API_VERSION,
+            std::mem::size_of::<TetherCoreApiTable>()
+        ));
+    }
+    // Racing first calls store the same pointer: no lock needed.
+    TABLE.store(p as *mut TetherCoreApiTable, Ordering::Release);
+    table
+}
+
+/// A core that cannot serve this build is a packaging error with no safe way
+/// to continue (void functions have no error channel): say so and abort.
+fn incompatible(why: &str) -> ! {
+    eprintln!("tether-sys: incompatible core library: {why}");
+    std::process::abort()
+}
+
+macro_rules! define_wrappers {
+    ($( fn $name:ident ( $( $arg:ident : $ty:ty ),* $(,)? ) $( -> $ret:ty )? ; )*) => {
+        $(
+            #[doc = concat!("`", stringify!($name), "` of tether's core, called through its function table.")]
+            ///
+            /// # Safety
+            /// The contract of the C function of the same name.
+            #[inline]
+            pub unsafe fn $name($( $arg: $ty ),*) $( -> $ret )? {
+                // SAFETY: the table's entry is the core's function of this
+                // name; the caller upholds its contract.
+                unsafe { (core_api().$name)($( $arg ),*) }
+            }
+        )*
+    };
+}
+with_core_api!(define_wrappers);

@@ -1,0 +1,20 @@
+// Links the core's shared library so that its references to its own exported
+// functions cannot be interposed.
+//
+// On ELF platforms the dynamic loader resolves a shared library's references
+// to its own default-visibility symbols through the global lookup scope, so
+// another library exporting the same `TVMFFI*` names and loaded earlier with
+// RTLD_GLOBAL would capture calls the core makes to itself (and the function
+// pointers it stores, such as deleters and the entries of its API table).
+// `-Bsymbolic` binds those references inside the library at link time.
+// Mach-O (two-level namespace) and PE (per-DLL imports) already bind a
+// library's own references to itself, so they need nothing.
+fn main() {
+    let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
+    let elf = family.split(',').any(|f| f == "unix") && !matches!(os.as_str(), "macos" | "ios" | "tvos" | "watchos" | "visionos");
+    if elf {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
+    }
+    println!("cargo:rerun-if-changed=build.rs");
+}

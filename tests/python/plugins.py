@@ -1,0 +1,57 @@
+"""Building native test libraries with the system C compiler.
+
+Shared by the suites that load separately built libraries into the process
+(``test_one_registry``, ``test_foreign_core``): one place that finds the
+compiler and links a plugin against tether's core the way a user would,
+through ``tether-config``'s flags.
+"""
+
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from tether import config
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PLUGIN_SOURCE = os.path.join(HERE, "native", "plugin.c")
+
+
+def c_compiler() -> str:
+    """The C compiler to use, or skip the test when there is none."""
+    cc = shutil.which(os.environ.get("CC", "cc")) or shutil.which("gcc")
+    if cc is None:  # the build machines always have one; users may not
+        pytest.skip("no C compiler on PATH to build the test's native library")
+    return cc
+
+
+def build_shared(source: str, out, link_core: bool = True) -> str:
+    """Compile ``source`` into the shared library ``out``; with ``link_core``
+    it includes tether's headers and links ``libtether_core``."""
+    cmd = [c_compiler(), "-shared", "-fPIC", "-std=c11", "-o", str(out), str(source)]
+    if link_core:
+        cmd += [f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
+    subprocess.run(cmd, check=True)
+    return str(out)
+
+
+def build_plugin(out_dir) -> str:
+    """The C plugin of ``native/plugin.c`` (registers ``plugin.*`` globals
+    and the ``plugin.Thing`` type at load time; exports ``keep_and_return``)."""
+    return build_shared(PLUGIN_SOURCE, os.path.join(str(out_dir), "libplugin.so"))
+
+
+def build_rust_plugin(tmp_path_factory) -> str:
+    """The Rust library of ``tests/rust_plugin``, which reaches the core only
+    through ``tether-sys``. Built once per session into a shared target
+    directory (cargo makes later calls no-ops)."""
+    cargo = shutil.which(os.environ.get("CARGO", "cargo"))
+    if cargo is None:  # the build machines always have one; users may not
+        pytest.skip("no cargo on PATH to build the Rust test plugin")
+    target = tmp_path_factory.getbasetemp() / "rust_plugin_target"
+    manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
+    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
+    subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
+                   check=True, env=env)
+    return str(target / "release" / "libtether_rust_plugin.so")
