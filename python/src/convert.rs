@@ -128,7 +128,9 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return new_string(py, &b.to_vec(), true);
     }
     if obj.is_instance_of::<crate::RValueRef>() {
-        return Err(PyTypeError::new_err("a moved value (x._move()) can only be passed directly as a call argument"));
+        return Err(PyTypeError::new_err(
+            "a moved value (x._move()) can only be a call argument or a callback's return value",
+        ));
     }
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
@@ -305,7 +307,7 @@ pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
         match v.type_index {
             ti::kTVMFFIObjectRValueRef => {
                 let slot = v.value.v_ptr as *mut *mut TVMFFIObject;
-                let h = if slot.is_null() { ptr::null_mut() } else { ptr::replace(slot, ptr::null_mut()) };
+                let h = if slot.is_null() { ptr::null_mut() } else { tie_state::take_moved(slot) };
                 if h.is_null() {
                     return Err(PyValueError::new_err("argument was already moved from"));
                 }
@@ -422,7 +424,10 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
             }
             // SAFETY: a new reference.
             let ret = unsafe { Bound::from_owned_ptr(py, ret) };
-            py_to_any(py, &ret)
+            match ret.downcast::<crate::RValueRef>() {
+                Ok(r) => move_out(r),
+                Err(_) => py_to_any(py, &ret),
+            }
         };
         match call() {
             Ok(v) => {
@@ -444,31 +449,65 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
 }
 
 /// Call an FFI function with Python arguments, releasing the GIL for the
-/// native part. Arguments made with `x._move()` are passed as rvalue
-/// references: the wrapper is unbound first and rebound if the callee did
-/// not take the handle.
+/// native part.
+///
+/// Wrappers cross as borrowed views (no reference count touched, as
+/// TVM-FFI passes `AnyView`s): the argument tuple keeps each wrapper alive
+/// and the wrapper's `borrows` count keeps its handle from being moved out
+/// by another thread meanwhile. Arguments made with `x._move()` cross as
+/// rvalue references to `x`'s handle slot; the binding is Moving during the
+/// call and settles afterwards whether or not the callee took the handle.
+/// Every conversion that can fail happens before any of this state changes.
 pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
     let mut owned: Vec<OwnedAny> = Vec::with_capacity(args.len());
     let mut views: Vec<TVMFFIAny> = Vec::with_capacity(args.len());
-    let mut moved: Vec<Bound<'_, PyAny>> = Vec::new();
+    let mut borrowed: Vec<*mut CObject> = Vec::new();
+    let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
     for a in args.iter() {
         if let Ok(r) = a.downcast::<crate::RValueRef>() {
-            let target = r.borrow().target.bind(py).clone();
+            let target = r.get().target.bind(py).clone();
             let h = handle_of(&target)?;
-            // SAFETY: RValueRef only holds wrappers (checked at construction).
-            let slot = unsafe { ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle) };
-            // SAFETY: GIL held; the wrapper owns +1 on h.
-            unsafe { tie_state::detach(h, target.as_ptr()) };
-            views.push(TVMFFIAny {
-                type_index: ti::kTVMFFIObjectRValueRef,
-                small_str_len: 0,
-                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
-            });
-            moved.push(target);
+            moved.push((views.len(), target, h));
+            views.push(TVMFFIAny::NONE); // filled in once nothing can fail
+        } else if registry::is_wrapper(&a) {
+            let h = handle_of(&a)?;
+            // SAFETY: live handle; the wrapper owns +1 for the whole call.
+            let index = unsafe { (*h).type_index };
+            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } });
+            borrowed.push(a.as_ptr() as *mut CObject);
         } else {
             let v = py_to_any(py, &a)?;
             views.push(v.0);
             owned.push(v);
+        }
+    }
+    for (_, target, _) in &moved {
+        let o = target.as_ptr() as *mut CObject;
+        // SAFETY: RValueRef only holds wrappers (checked at construction).
+        if borrowed.contains(&o) || unsafe { (*o).borrows } > 0 {
+            return Err(PyValueError::new_err(format!(
+                "cannot move a {} object that is also passed by reference (in this call or one still running)",
+                type_name(target)
+            )));
+        }
+    }
+    if moved.iter().enumerate().any(|(i, (_, t, _))| moved[..i].iter().any(|(_, u, _)| u.is(t))) {
+        return Err(PyValueError::new_err("the same object is moved twice in one call"));
+    }
+    // SAFETY: GIL held; the wrappers are alive (the tuple holds them) and
+    // own +1 on their handles, which stays so until the settling below.
+    unsafe {
+        for &b in &borrowed {
+            (*b).borrows += 1;
+        }
+        for (i, target, h) in &moved {
+            tie_state::begin_move(*h, target.as_ptr());
+            let slot = ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle);
+            views[*i] = TVMFFIAny {
+                type_index: ti::kTVMFFIObjectRValueRef,
+                small_str_len: 0,
+                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
+            };
         }
     }
     let mut result = TVMFFIAny::NONE;
@@ -476,18 +515,38 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     // Python take it back through `py_safe_call`.
     let call = NativeCall { f, args: views.as_mut_ptr(), n: views.len() as i32, result: &mut result };
     let rc = call.run_without_gil(py);
-    for m in &moved {
-        // SAFETY: GIL held; if the callee left the handle, rebind it.
-        unsafe {
-            let h = (*(m.as_ptr() as *mut CObject)).chandle;
-            if !h.is_null() {
-                tie_state::bind_if_detached(h, m.as_ptr());
-            }
+    // SAFETY: GIL held; pairs with the state changes above.
+    unsafe {
+        for (_, target, h) in &moved {
+            tie_state::end_move(*h, target.as_ptr());
+        }
+        for &b in &borrowed {
+            (*b).borrows -= 1;
         }
     }
     drop(owned);
     check(py, rc)?;
     any_to_py(py, OwnedAny(result))
+}
+
+/// A callback's result `x._move()`: the handle moves out of `x` into the
+/// result (`x` is left without a handle), as TVM-FFI does.
+fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
+    let target = r.get().target.bind(r.py()).clone();
+    let h = handle_of(&target)?;
+    let o = target.as_ptr() as *mut CObject;
+    // SAFETY: a wrapper (checked at construction); GIL held.
+    unsafe {
+        if (*o).borrows > 0 {
+            return Err(PyValueError::new_err(format!(
+                "cannot move a {} object that a running call holds by reference",
+                type_name(&target)
+            )));
+        }
+        tie_state::detach(h, target.as_ptr());
+        (*o).chandle = ptr::null_mut();
+    }
+    Ok(OwnedAny::from_handle(h))
 }
 
 /// One native call made with the GIL released.

@@ -17,6 +17,14 @@
 //! | Active    | W             |
 //! | Inactive  | W \| 1        |
 //! | InTransit | W \| 1 \| 2   |
+//! | Moving    | W \| 4        |
+//!
+//! Moving marks a canonical wrapper whose handle is being passed by move
+//! (`x._move()`) to a call that runs without the GIL: the callee may take
+//! the handle out of W at any moment, so a lookup meanwhile gets a fresh,
+//! unbound wrapper rather than W, and never binds a second canonical one.
+//! The mover holds a weak reference on the handle for the whole call, so
+//! the word stays readable until it settles the state.
 //!
 //! Only the functions of this module read or write the word. Python-side
 //! transitions run with the GIL held; [`delete_space`] may run on any
@@ -46,15 +54,19 @@ use tether_sys::{TVMFFIObjectDecRef, TVMFFISetCustomAllocator};
 
 const INACTIVE: usize = 1;
 const TRANSIT: usize = 2;
-const TAGS: usize = INACTIVE | TRANSIT;
+const MOVING: usize = 4;
+const TAGS: usize = INACTIVE | TRANSIT | MOVING;
 
-/// The C layout of every wrapper: the Python header, the handle, and the
-/// handle whose word is InTransit while this wrapper is being torn down.
+/// The C layout of every wrapper: the Python header, the handle, the
+/// handle whose word is InTransit while this wrapper is being torn down, and
+/// how many running calls borrow the handle (passed as a view, not a
+/// reference: such a handle must not be moved out meanwhile).
 #[repr(C)]
 pub struct CObject {
     pub ob_base: ffi::PyObject,
     pub chandle: *mut TVMFFIObject,
     pub pending: *mut TVMFFIObject,
+    pub borrows: usize,
 }
 
 // ---- the Python allocator ---------------------------------------------------
@@ -186,7 +198,7 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
         // SAFETY: the kept memory is a GC allocation nobody references
         // (module invariant); GIL held.
         unsafe {
-            ffi::PyObject_GC_Del(wrapper);
+            discard_kept(wrapper as *mut ffi::PyObject);
             ffi::PyGILState_Release(gil);
         }
     }
@@ -245,11 +257,32 @@ unsafe fn free_deferred_block(h: *mut TVMFFIObject) {
     }
 }
 
+/// Free kept (Inactive) wrapper memory and the type reference it holds.
+///
+/// Kept memory owns one reference to its heap type, so the class cannot be
+/// freed (and its address reused by another class) while revival may still
+/// compare against it.
+///
+/// # Safety
+/// GIL held; `kept` is kept wrapper memory no binding names any more.
+unsafe fn discard_kept(kept: *mut ffi::PyObject) {
+    // SAFETY: per the caller; kept memory keeps its (valid) ob_type.
+    unsafe {
+        let tp = (*kept).ob_type;
+        ffi::PyObject_GC_Del(kept as *mut c_void);
+        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+            ffi::Py_DECREF(tp as *mut ffi::PyObject);
+        }
+    }
+}
+
 // ---- wrapper slots ----------------------------------------------------------
 
 thread_local! {
     /// Kept wrapper memory handed from `make_ret_object` to `tp_alloc`.
     static REVIVE_SLOT: Cell<*mut ffi::PyObject> = const { Cell::new(ptr::null_mut()) };
+    /// Set by `tp_free` when it kept the memory (Inactive) instead of freeing it.
+    static KEPT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// `tp_alloc` of every wrapper type: revive the armed kept memory in place,
@@ -267,6 +300,11 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
         let size = (*tp).tp_basicsize as usize;
         ptr::write_bytes((kept as *mut u8).add(head), 0, size - head);
         ffi::PyObject_Init(kept, tp);
+        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+            // PyObject_Init took a reference for the live object; the one
+            // the kept memory held is no longer needed.
+            ffi::Py_DECREF(tp as *mut ffi::PyObject);
+        }
         ffi::PyObject_GC_Track(kept as *mut c_void);
     }
     kept
@@ -315,11 +353,14 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
             }
             TVMFFIObjectDecRef(h as *mut c_void);
         }
-        let direct = (*tp).tp_dealloc == Some(tp_dealloc as unsafe extern "C" fn(*mut ffi::PyObject));
+        KEPT.with(|k| k.set(false));
         if let Some(free) = (*tp).tp_free {
             free(obj as *mut c_void);
         }
-        if direct && (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+        // Every instance of a heap type owns a reference to it, released
+        // here (our base is a heap type, so CPython's subtype_dealloc leaves
+        // that to us) — unless the memory was kept, which keeps the type.
+        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 && !KEPT.with(|k| k.get()) {
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
     }
@@ -346,7 +387,11 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
                 return;
             }
             match w.compare_exchange(cur, cur & !TRANSIT, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return, // Inactive: keep the memory for revival.
+                Ok(_) => {
+                    // Inactive: keep the memory for revival.
+                    KEPT.with(|k| k.set(true));
+                    return;
+                }
                 Err(actual) => cur = actual,
             }
         }
@@ -396,6 +441,11 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                 TVMFFIObjectDecRef(h as *mut c_void);
                 return obj;
             }
+            if cur & MOVING != 0 {
+                // The canonical wrapper's handle is being moved into a call:
+                // hand out a fresh wrapper and bind nothing.
+                return fresh_wrapper(h, cls);
+            }
             if cur & TAGS == INACTIVE {
                 let kept = (cur & !TAGS) as *mut ffi::PyObject;
                 // ob_type of kept memory is compared, never dereferenced.
@@ -408,11 +458,26 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                 }
                 // The class for this type changed: drop the kept memory.
                 w.store(0, Ordering::Release);
-                ffi::PyObject_GC_Del(kept as *mut c_void);
+                discard_kept(kept);
             }
             // InTransit cannot be seen here with the GIL held; treat it like
             // Detached but leave the binding alone.
         }
+        let obj = fresh_wrapper(h, cls);
+        if !obj.is_null() {
+            bind_if_detached(h, obj);
+        }
+        obj
+    }
+}
+
+/// A new wrapper of `cls` owning the caller's +1 on `h`, not bound.
+///
+/// # Safety
+/// As for [`make_ret_object`].
+unsafe fn fresh_wrapper(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    unsafe {
         let alloc = (*cls).tp_alloc.unwrap_or(ffi::PyType_GenericAlloc);
         let obj = alloc(cls, 0);
         if obj.is_null() {
@@ -420,9 +485,104 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
             return ptr::null_mut();
         }
         (*(obj as *mut CObject)).chandle = h;
-        bind_if_detached(h, obj);
         obj
     }
+}
+
+// ---- moves ----------------------------------------------------------------------
+
+/// Before `obj`'s handle is passed by move to a call that runs without the
+/// GIL: pin the handle's storage (a weak reference) and, if `obj` is its
+/// canonical wrapper, mark the binding Moving.
+///
+/// # Safety
+/// GIL held; `obj` is a live wrapper owning +1 on `h`. Pair with [`end_move`].
+pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
+    // SAFETY: per the caller; module invariants.
+    unsafe {
+        weak_pin(h);
+        if is_ours(h) {
+            let _ = word(h).compare_exchange(obj as usize, obj as usize | MOVING, Ordering::AcqRel, Ordering::Acquire);
+        }
+    }
+}
+
+/// After the call: if the callee left the handle in `obj`, `obj` is
+/// canonical again; if it took it, the binding is cleared. Then the pin
+/// is dropped (which may free the storage).
+///
+/// # Safety
+/// GIL held; pairs with [`begin_move`] for the same `h` and `obj`.
+pub unsafe fn end_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
+    // SAFETY: per the caller; the pin keeps the word readable.
+    unsafe {
+        if is_ours(h) {
+            let w = word(h);
+            let taken = (*(obj as *mut CObject)).chandle.is_null();
+            let settled = if taken { 0 } else { obj as usize };
+            if w.compare_exchange(obj as usize | MOVING, settled, Ordering::AcqRel, Ordering::Acquire).is_err() && !taken {
+                let _ = w.compare_exchange(0, obj as usize, Ordering::AcqRel, Ordering::Acquire);
+            }
+        }
+        weak_unpin(h);
+    }
+}
+
+/// The callee side of a move: take the handle out of an rvalue-reference
+/// slot. If the slot is the handle field of the wrapper whose move is in
+/// flight (Moving), that wrapper stops being canonical here, so the
+/// wrapper made for the taken handle can become the canonical one.
+///
+/// # Safety
+/// GIL held; `slot` is a valid rvalue-reference slot.
+pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
+    // SAFETY: per the caller; the taken +1 keeps `h` (and its word) alive.
+    unsafe {
+        let h = ptr::replace(slot, ptr::null_mut());
+        if !h.is_null() && is_ours(h) {
+            let w = word(h);
+            let cur = w.load(Ordering::Acquire);
+            let owner = (cur & !TAGS) as *mut CObject;
+            if cur & MOVING != 0 && ptr::addr_of_mut!((*owner).chandle) == slot {
+                let _ = w.compare_exchange(cur, 0, Ordering::AcqRel, Ordering::Acquire);
+            }
+        }
+        h
+    }
+}
+
+/// Take a weak reference: the storage (and our word) outlives the contents.
+///
+/// # Safety
+/// `h` is live.
+unsafe fn weak_pin(h: *mut TVMFFIObject) {
+    // SAFETY: the combined count is the object's first atomic word.
+    unsafe { counter(h).fetch_add(WEAK_ONE, Ordering::Relaxed) };
+}
+
+/// Drop a weak reference from [`weak_pin`], freeing the storage if it was the last.
+///
+/// # Safety
+/// The caller owns the weak reference.
+unsafe fn weak_unpin(h: *mut TVMFFIObject) {
+    // SAFETY: as above; the deleter with the Weak flag frees the storage.
+    unsafe {
+        if counter(h).fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+            std::sync::atomic::fence(Ordering::Acquire);
+            if let Some(d) = (*h).deleter {
+                d(h as *mut c_void, tether_sys::abi::kTVMFFIObjectDeleterFlagBitMaskWeak);
+            }
+        }
+    }
+}
+
+const WEAK_ONE: u64 = 1 << 32;
+
+/// # Safety
+/// `h` is an object whose storage is not freed.
+unsafe fn counter<'a>(h: *mut TVMFFIObject) -> &'a std::sync::atomic::AtomicU64 {
+    // SAFETY: `combined_ref_count` is a naturally aligned u64 updated only atomically.
+    unsafe { &*(ptr::addr_of_mut!((*h).combined_ref_count) as *const std::sync::atomic::AtomicU64) }
 }
 
 /// Bind `obj` as the canonical wrapper of `h` if it has none (construction
@@ -467,6 +627,7 @@ pub unsafe fn state_of(h: *mut TVMFFIObject) -> (&'static str, usize) {
             _ if cur == 0 => "Detached",
             0 => "Active",
             INACTIVE => "Inactive",
+            MOVING => "Moving",
             _ => "InTransit",
         };
         (name, cur & !TAGS)
