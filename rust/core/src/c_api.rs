@@ -479,6 +479,10 @@ static INIT_ONCE_LOCK: parking_lot::Mutex<()> = parking_lot::const_mutex(());
 /// `init_func` under a process-wide lock. As in TVM-FFI, a nonzero return
 /// of `init_func` passes through unchanged (its raised error stays), and an
 /// init function that reports success but yields NULL is an error.
+///
+/// # Safety
+/// The module contract; `handle_addr` is shared only through these two
+/// functions.
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIHandleInitOnce(
     handle_addr: *mut *mut c_void,
@@ -521,6 +525,9 @@ pub unsafe extern "C" fn TVMFFIHandleInitOnce(
 /// hand it to `deinit_func`. As in TVM-FFI the slot is cleared before the
 /// call, so a failing deinit still leaves it NULL and is not retried; its
 /// return code and raised error pass through.
+///
+/// # Safety
+/// As [`TVMFFIHandleInitOnce`].
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
     handle_addr: *mut *mut c_void,

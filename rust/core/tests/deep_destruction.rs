@@ -147,3 +147,29 @@ fn foreign_deleters_in_a_deep_chain_run_exactly_once() {
     drop(held_weak);
     assert_eq!(WEAK.load(Ordering::SeqCst), LEVELS);
 }
+
+#[test]
+fn threads_dropping_chains_that_share_a_tail_destroy_it_once() {
+    static STRONG: AtomicUsize = AtomicUsize::new(0);
+    static WEAK: AtomicUsize = AtomicUsize::new(0);
+    let tail = foreign_node(Array::new(Vec::new()).unwrap().into_object(), &STRONG, &WEAK);
+    let threads: Vec<_> = (0..4)
+        .map(|_| {
+            let mut chain = tail.clone();
+            std::thread::Builder::new()
+                .stack_size(SMALL_STACK)
+                .spawn(move || {
+                    for _ in 0..100_000 {
+                        chain = Array::new(vec![Any::from_object(chain)]).unwrap().into_object();
+                    }
+                    drop(chain);
+                })
+                .expect("spawn")
+        })
+        .collect();
+    drop(tail);
+    for t in threads {
+        t.join().expect("no overflow");
+    }
+    assert_eq!((STRONG.load(Ordering::SeqCst), WEAK.load(Ordering::SeqCst)), (1, 1));
+}
