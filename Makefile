@@ -12,7 +12,7 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: all build demo test test-rust test-c test-symbols test-python python sanitize clean
+.PHONY: all build demo test test-rust test-c test-symbols test-upstream-cpp test-python python sanitize clean
 
 all: build
 
@@ -23,7 +23,7 @@ demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: test-rust test-c test-symbols test-python
+test: test-rust test-c test-symbols test-upstream-cpp test-python
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -56,6 +56,18 @@ test-c: build
 
 test-symbols: build
 	tests/c/check_symbols.sh $(LIBDIR)/libtether_core.so
+
+# C++ compiled against the peer's own headers but linked against tether's
+# library only: where tether's ABI semantics differ from upstream, the
+# headers' inline code fails here.
+PEER_INCLUDE = $$($(PY) -c 'import importlib.util as u, os; \
+    print(os.path.join(u.find_spec("tvm_ffi").submodule_search_locations[0], "include"))')
+
+test-upstream-cpp: build $(VENV_STAMP)
+	mkdir -p $(TARGET)/upstream_cpp
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
+	$(TARGET)/upstream_cpp/static_types_test
 
 # AddressSanitizer (with LeakSanitizer) over every Rust test, and
 # ThreadSanitizer over the multi-threaded tests. TSan needs an instrumented

@@ -421,7 +421,6 @@ static void test_bad_input(void) {
   fi.name = ba("x");
   CHECK(TVMFFITypeRegisterField(99999, &fi) != 0 && raised_matches("ValueError", "unknown type index 99999"));
   CHECK(TVMFFITypeRegisterField(kTVMFFIObject, NULL) != 0 && raised_matches("ValueError", "field info is NULL"));
-  CHECK(TVMFFITypeRegisterField(kTVMFFIObject, &fi) != 0 && raised_matches("ValueError", "no getter"));
   CHECK(TVMFFIObjectCreateOpaque(NULL, 12345, NULL, &out) != 0 && raised_matches("ValueError", "type index"));
 
   /* Wrong field type through a dataclass setter: an error, not a crash. */
@@ -444,6 +443,111 @@ static void test_bad_input(void) {
   CHECK(TVMFFIHandleInitOnce(NULL, make_handle) != 0 && raised_matches("ValueError", "NULL"));
 }
 
+/* TVM-FFI's own keys for every static index, read by code compiled against
+ * its headers without a NULL check. */
+static void test_static_types(void) {
+  static const char* pod_keys[] = {"None", "int", "bool", "float", "void*", "DataType", "Device",
+                                   "DLTensor*", "const char*", "TVMFFIByteArray*", "ObjectRValueRef",
+                                   "ffi.SmallStr", "ffi.SmallBytes", "ffi.Unchanged"};
+  for (int32_t i = kTVMFFINone; i <= kTVMFFIUnchanged; ++i) {
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(i);
+    CHECK(info != NULL && info->type_index == i && info->type_depth == 0 && info->num_fields == 0);
+    if (info == NULL) continue;
+    CHECK(info->type_key.size == strlen(pod_keys[i]) &&
+          memcmp(info->type_key.data, pod_keys[i], info->type_key.size) == 0);
+    int32_t found = -1;
+    TVMFFIByteArray k = ba(pod_keys[i]);
+    CHECK(TVMFFITypeKeyToIndex(&k, &found) == 0 && found == i);
+  }
+  static const char* object_keys[] = {"ffi.Object", "ffi.String", "ffi.Bytes", "ffi.Error", "ffi.Function",
+                                      "ffi.Shape", "ffi.Tensor", "ffi.Array", "ffi.Map", "ffi.Module",
+                                      "ffi.OpaquePyObject", "ffi.List", "ffi.Dict", "ffi.VisitInterrupt",
+                                      "ffi.BigInt"};
+  for (int32_t i = kTVMFFIObject; i <= kTVMFFIBigInt; ++i) {
+    const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(i);
+    const char* want = object_keys[i - kTVMFFIObject];
+    CHECK(info != NULL && info->type_index == i && info->type_depth == (i == kTVMFFIObject ? 0 : 1));
+    if (info == NULL) continue;
+    CHECK(info->type_key.size == strlen(want) && memcmp(info->type_key.data, want, info->type_key.size) == 0);
+  }
+  CHECK(TVMFFIGetTypeInfo(kTVMFFIObject)->metadata != NULL &&
+        TVMFFIGetTypeInfo(kTVMFFIObject)->metadata->total_size == (int32_t)sizeof(TVMFFIObject));
+  /* Unused indices below the dynamic range stay unknown. */
+  CHECK(TVMFFIGetTypeInfo(kTVMFFIUnchanged + 1) == NULL && TVMFFIGetTypeInfo(kTVMFFIAny) == NULL);
+
+  static const char* columns[] = {"__s_visit__", "__s_equal__", "__s_hash__", "__s_mutate__",
+                                  "__s_maybe_inplace_mutate__", "__any_hash__", "__any_equal__",
+                                  "__ffi_repr__", "__ffi_hash__", "__ffi_eq__", "__ffi_compare__",
+                                  "__data_to_json__", "__data_from_json__", "__ffi_init__", "__ffi_new__",
+                                  "__ffi_shallow_copy__", "__ffi_convert__", "__ffi_type_final__",
+                                  "__ffi_enum__"};
+  for (size_t i = 0; i < sizeof(columns) / sizeof(columns[0]); ++i) {
+    TVMFFIByteArray n = ba(columns[i]);
+    const TVMFFITypeAttrColumn* col = TVMFFIGetTypeAttrColumn(&n);
+    CHECK(col != NULL && col->size >= 0 && (col->size == 0 || col->data != NULL));
+  }
+  /* Registering for kTVMFFINone only makes sure the column exists. */
+  TVMFFIByteArray ensured = ba("c_test.ensured_column");
+  TVMFFIAny none;
+  memset(&none, 0, sizeof(none));
+  none.type_index = kTVMFFINone;
+  CHECK(TVMFFIGetTypeAttrColumn(&ensured) == NULL);
+  CHECK(TVMFFITypeRegisterAttr(kTVMFFINone, &ensured, &none) == 0);
+  const TVMFFITypeAttrColumn* col = TVMFFIGetTypeAttrColumn(&ensured);
+  CHECK(col != NULL && col->size == 0);
+  CHECK(TVMFFITypeRegisterAttr(kTVMFFINone, &ensured, &none) == 0 && TVMFFIGetTypeAttrColumn(&ensured) == col);
+
+  /* A field may be registered without a getter (described, not readable). */
+  TVMFFIByteArray key = ba("c_test.NoGetter");
+  int32_t idx = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject);
+  TVMFFIFieldInfo fi;
+  memset(&fi, 0, sizeof(fi));
+  fi.name = ba("hidden");
+  fi.size = 8;
+  fi.alignment = 8;
+  fi.offset = 24;
+  fi.field_static_type_index = kTVMFFIInt;
+  CHECK(TVMFFITypeRegisterField(idx, &fi) == 0);
+  const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(idx);
+  CHECK(info->num_fields == 1 && info->fields[0].getter == NULL && info->fields[0].offset == 24);
+}
+
+static int init_yields_null(void** out) {
+  *out = NULL;
+  return 0;
+}
+static int init_fails(void** out) {
+  (void)out;
+  TVMFFIErrorSetRaisedFromCStr("ValueError", "init says no");
+  return -2;
+}
+static int deinit_calls = 0;
+static int deinit_fails(void* h) {
+  (void)h;
+  ++deinit_calls;
+  TVMFFIErrorSetRaisedFromCStr("RuntimeError", "deinit says no");
+  return -3;
+}
+
+/* InitOnce/DeinitOnce as in TVM-FFI: a NULL result is an error, the init
+ * and deinit return codes pass through, a failed deinit still clears. */
+static void test_init_once(void) {
+  void* h = NULL;
+  CHECK(TVMFFIHandleInitOnce(&h, init_yields_null) != 0 && h == NULL);
+  CHECK(raised_matches("RuntimeError", "non-NULL"));
+  CHECK(TVMFFIHandleInitOnce(&h, init_fails) == -2 && h == NULL && raised_matches("ValueError", "init says no"));
+  CHECK(TVMFFIHandleInitOnce(&h, NULL) != 0 && raised_matches("ValueError", "init_func is NULL"));
+  h = (void*)0x43;
+  /* Already set: the init function is not even looked at. */
+  CHECK(TVMFFIHandleInitOnce(&h, NULL) == 0 && h == (void*)0x43);
+  CHECK(TVMFFIHandleDeinitOnce(&h, deinit_fails) == -3 && h == NULL && deinit_calls == 1);
+  CHECK(raised_matches("RuntimeError", "deinit says no"));
+  CHECK(TVMFFIHandleDeinitOnce(&h, deinit_fails) == 0 && deinit_calls == 1);
+  CHECK(TVMFFIHandleDeinitOnce(NULL, deinit_fails) != 0 && raised_matches("ValueError", "NULL"));
+  h = (void*)0x43;
+  CHECK(TVMFFIHandleDeinitOnce(&h, NULL) != 0 && h == (void*)0x43 && raised_matches("ValueError", "deinit_func"));
+}
+
 int main(void) {
   test_layouts();
   test_version_and_strings();
@@ -452,6 +556,8 @@ int main(void) {
   test_types();
   test_allocator();
   test_bad_input();
+  test_static_types();
+  test_init_once();
   printf("%d passed, %d failed\n", g_passed, g_failed);
   return g_failed == 0 ? 0 : 1;
 }

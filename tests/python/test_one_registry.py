@@ -38,6 +38,16 @@ def test_plugin_allocates_through_the_python_allocator(plugin):
     assert i == id(thing)
 
 
+def test_field_without_getter_reads_as_attribute_error(plugin):
+    # The plugin registers plugin.Thing's "hidden" field with no getter.
+    thing = tether.get_global_func("plugin.make_thing")(5)
+    with pytest.raises(AttributeError, match="hidden has no getter"):
+        thing.hidden
+    assert not hasattr(thing, "hidden")
+    with pytest.raises(AttributeError, match="read-only"):
+        thing.hidden = 1
+
+
 @pytest.mark.parametrize("alignment", [8, 16, 64, 256, 4096])
 def test_over_aligned_objects_tie_and_revive(plugin, alignment):
     import gc

@@ -354,20 +354,28 @@ TETHER_DLL int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key,
                                              int32_t num_child_slots,
                                              int32_t child_slots_can_overflow,
                                              int32_t parent_type_index);
-/* NULL for an unknown index. */
+/* Every static index has an entry (the POD indices 0..13 as depth-0 types
+ * keyed "None", "int", ..., as in TVM-FFI); NULL for an unknown index. */
 TETHER_DLL const TVMFFITypeInfo* TVMFFIGetTypeInfo(int32_t type_index);
+/* The getter may be NULL: the field is then described but not readable. */
 TETHER_DLL int TVMFFITypeRegisterField(int32_t type_index, const TVMFFIFieldInfo* info);
 TETHER_DLL int TVMFFITypeRegisterMethod(int32_t type_index, const TVMFFIMethodInfo* info);
 TETHER_DLL int TVMFFITypeRegisterMetadata(int32_t type_index, const TVMFFITypeMetadata* metadata);
+/* type_index == kTVMFFINone only makes sure the column exists. */
 TETHER_DLL int TVMFFITypeRegisterAttr(int32_t type_index, const TVMFFIByteArray* attr_name,
                                       const TVMFFIAny* attr_value);
-/* NULL when no type registered the attribute. */
+/* The columns TVM-FFI creates at start-up ("__ffi_init__", "__s_hash__",
+ * ...) exist from the start, possibly empty; NULL for a name nobody
+ * registered. */
 TETHER_DLL const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteArray* attr_name);
 TETHER_DLL int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info,
                                                      int allow_override);
 
 /* ---- one-time handles -------------------------------------------------- */
 
+/* InitOnce: an init_func that succeeds with a NULL result is an error; a
+ * nonzero init_func return passes through. DeinitOnce clears the slot
+ * before calling deinit_func and passes its return code through. */
 TETHER_DLL int TVMFFIHandleInitOnce(void** handle_addr, int (*init_func)(void** result));
 TETHER_DLL int TVMFFIHandleDeinitOnce(void** handle_addr, int (*deinit_func)(void* handle));
 

@@ -12,6 +12,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
 use crate::alloc_header;
@@ -470,47 +471,84 @@ pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray,
     })
 }
 
+// The handle slot is shared between threads that race to initialise it;
+// it is only ever accessed atomically here, as TVM-FFI does.
 static INIT_ONCE_LOCK: parking_lot::Mutex<()> = parking_lot::const_mutex(());
 
+/// Initialise `*handle_addr` once: a fast acquire-load when it is set, else
+/// `init_func` under a process-wide lock. As in TVM-FFI, a nonzero return
+/// of `init_func` passes through unchanged (its raised error stays), and an
+/// init function that reports success but yields NULL is an error.
+///
+/// # Safety
+/// The module contract; `handle_addr` is shared only through these two
+/// functions.
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIHandleInitOnce(
     handle_addr: *mut *mut c_void,
     init_func: Option<unsafe extern "C" fn(*mut *mut c_void) -> c_int>,
 ) -> c_int {
-    guard("TVMFFIHandleInitOnce", || {
-        let slot = out_ptr(handle_addr, "TVMFFIHandleInitOnce")?;
+    let mut init_rc = 0;
+    let rc = guard("TVMFFIHandleInitOnce", || {
+        out_ptr(handle_addr, "TVMFFIHandleInitOnce")?;
+        // SAFETY: non-NULL, aligned pointer slot the caller shares only
+        // through these functions (module contract).
+        let slot = unsafe { AtomicPtr::from_ptr(handle_addr) };
+        if !slot.load(Ordering::Acquire).is_null() {
+            return Ok(());
+        }
         let init = init_func.ok_or_else(|| Error::value_error("TVMFFIHandleInitOnce: init_func is NULL"))?;
         let _g = INIT_ONCE_LOCK.lock();
-        if slot.is_null() {
-            let mut result: *mut c_void = std::ptr::null_mut();
-            // SAFETY: the caller's init function.
-            let rc = unsafe { init(&mut result) };
-            if rc != 0 {
-                return Err(error::take_raised_or_unknown(rc));
-            }
-            *slot = result;
+        if !slot.load(Ordering::Acquire).is_null() {
+            return Ok(());
         }
+        let mut result: *mut c_void = std::ptr::null_mut();
+        // SAFETY: the caller's init function.
+        init_rc = unsafe { init(&mut result) };
+        if init_rc != 0 {
+            return Ok(());
+        }
+        if result.is_null() {
+            return Err(Error::runtime_error("TVMFFIHandleInitOnce: init_func must return a non-NULL handle"));
+        }
+        slot.store(result, Ordering::Release);
         Ok(())
-    })
+    });
+    if rc != 0 {
+        rc
+    } else {
+        init_rc
+    }
 }
 
+/// Take `*handle_addr` (atomically swapping in NULL) and, if it was set,
+/// hand it to `deinit_func`. As in TVM-FFI the slot is cleared before the
+/// call, so a failing deinit still leaves it NULL and is not retried; its
+/// return code and raised error pass through.
+///
+/// # Safety
+/// As [`TVMFFIHandleInitOnce`].
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIHandleDeinitOnce(
     handle_addr: *mut *mut c_void,
     deinit_func: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
 ) -> c_int {
-    guard("TVMFFIHandleDeinitOnce", || {
-        let slot = out_ptr(handle_addr, "TVMFFIHandleDeinitOnce")?;
+    let mut deinit_rc = 0;
+    let rc = guard("TVMFFIHandleDeinitOnce", || {
+        out_ptr(handle_addr, "TVMFFIHandleDeinitOnce")?;
         let deinit = deinit_func.ok_or_else(|| Error::value_error("TVMFFIHandleDeinitOnce: deinit_func is NULL"))?;
-        let _g = INIT_ONCE_LOCK.lock();
-        if !slot.is_null() {
+        // SAFETY: as in `TVMFFIHandleInitOnce`.
+        let slot = unsafe { AtomicPtr::from_ptr(handle_addr) };
+        let old = slot.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if !old.is_null() {
             // SAFETY: the caller's deinit function for the handle it made.
-            let rc = unsafe { deinit(*slot) };
-            if rc != 0 {
-                return Err(error::take_raised_or_unknown(rc));
-            }
-            *slot = std::ptr::null_mut();
+            deinit_rc = unsafe { deinit(old) };
         }
         Ok(())
-    })
+    });
+    if rc != 0 {
+        rc
+    } else {
+        deinit_rc
+    }
 }

@@ -99,8 +99,10 @@ impl FieldKind {
             "bool" => FieldKind::Bool,
             "str" => FieldKind::Str,
             "object" => {
-                if type_registry::type_info(type_index).is_none() {
-                    return Err(Error::value_error(format!("object field type index {type_index} is not registered")));
+                if type_index < ti::kTVMFFIStaticObjectBegin || type_registry::type_info(type_index).is_none() {
+                    return Err(Error::value_error(format!(
+                        "object field type index {type_index} is not a registered object type"
+                    )));
                 }
                 FieldKind::Object(type_index)
             }

@@ -7,11 +7,26 @@
 //! zero frees the storage (deleter with the Weak flag). When both reach
 //! zero in the same decrement, the deleter is called once with Both.
 //!
+//! Destruction is iterative, not recursive: destroying an object drops the
+//! references it holds, and a chain of a million Arrays (each holding the
+//! next) would otherwise nest a million deleter calls on the native stack.
+//! The first destruction on a thread runs the deleter directly; a strong
+//! count reaching zero while a deleter is running on the same thread only
+//! queues the object on a thread-local list, which the outermost
+//! destruction drains before it returns. The count transitions, the flags
+//! passed to the deleter and the weak-count handling are unchanged: each
+//! object still gets exactly one Strong (or Both) call and one Weak call,
+//! whoever allocated it; only the nesting depth changes. A consequence is
+//! that code running inside a deleter (a Python `__del__`, say) sees
+//! objects it releases destroyed when the outermost deleter finishes, not
+//! at the moment of the release.
+//!
 //! SAFETY invariants of this module: every pointer wrapped by [`ObjectRef`]
 //! or [`ObjectPtr`] is a live object on which the wrapper owns one strong
 //! reference; every pointer wrapped by [`WeakRef`] owns one weak reference,
 //! so its storage (header included) stays valid.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::ptr::NonNull;
@@ -53,13 +68,87 @@ pub unsafe fn dec_ref(obj: *mut TVMFFIObject) {
     if before == COMBINED_BOTH_ONE {
         fence(Ordering::Acquire);
         // SAFETY: last strong and last weak reference: destroy and free.
-        unsafe { call_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth) };
+        unsafe { destroy(Dying { obj, last_weak_too: true }) };
     } else if before & STRONG_MASK == COMBINED_STRONG_ONE {
         fence(Ordering::Acquire);
         // SAFETY: last strong reference; weak ones keep the storage.
-        unsafe {
-            call_deleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
-            dec_weak(obj);
+        unsafe { destroy(Dying { obj, last_weak_too: false }) };
+    }
+}
+
+/// An object whose strong count reached zero, with what that decrement
+/// decided: whether it was also the last weak reference (one Both call) or
+/// not (a Strong call, then the weak reference the strong ones held).
+/// Deciding at the decrement keeps the semantics of immediate destruction:
+/// no weak reference can free the storage meanwhile, because the strong
+/// references' weak "1" is only dropped by `release`.
+#[derive(Clone, Copy)]
+struct Dying {
+    obj: *mut TVMFFIObject,
+    last_weak_too: bool,
+}
+
+thread_local! {
+    /// Whether a destruction is running on this thread (then new ones queue).
+    static DESTROYING: Cell<bool> = const { Cell::new(false) };
+    /// Objects queued by nested destructions, drained by the outermost one.
+    static PENDING: RefCell<Vec<Dying>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Clears [`DESTROYING`] when the outermost destruction ends, however it ends.
+struct OutermostDestruction;
+
+impl Drop for OutermostDestruction {
+    fn drop(&mut self) {
+        let _ = DESTROYING.try_with(|d| d.set(false));
+    }
+}
+
+/// Destroy `d` now, or queue it if a destruction is already running on
+/// this thread.
+///
+/// # Safety
+/// `d.obj`'s strong count just reached zero through the caller's decrement.
+unsafe fn destroy(d: Dying) {
+    match DESTROYING.try_with(|flag| flag.replace(true)) {
+        Ok(true) => {
+            // Nested inside a deleter: let the outermost destruction do it.
+            // If the list is already gone (thread teardown), fall back to
+            // destroying in place.
+            if PENDING.try_with(|p| p.borrow_mut().push(d)).is_err() {
+                // SAFETY: per the caller.
+                unsafe { release(d) };
+            }
+        }
+        Ok(false) => {
+            let _outermost = OutermostDestruction;
+            // SAFETY: per the caller.
+            unsafe { release(d) };
+            // Deleters run with no borrow of the list held, so they may
+            // queue more; last in, first out keeps a chain's list short.
+            while let Some(next) = PENDING.try_with(|p| p.borrow_mut().pop()).ok().flatten() {
+                // SAFETY: queued objects had their strong count reach zero
+                // and nobody else may destroy them (they were queued once).
+                unsafe { release(next) };
+            }
+        }
+        // SAFETY: per the caller (thread teardown: destroy in place).
+        Err(_) => unsafe { release(d) },
+    }
+}
+
+/// Run the deleter calls for an object whose strong count reached zero.
+///
+/// # Safety
+/// As [`destroy`]; called exactly once per such object.
+unsafe fn release(d: Dying) {
+    // SAFETY: per the caller; `Dying` records which calls that decrement owes.
+    unsafe {
+        if d.last_weak_too {
+            call_deleter(d.obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
+        } else {
+            call_deleter(d.obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
+            dec_weak(d.obj);
         }
     }
 }

@@ -57,9 +57,27 @@ fn registry() -> &'static RwLock<Registry> {
             next_dynamic: ti::kTVMFFIDynObjectBegin,
             attrs: HashMap::new(),
         };
+        // Every static index has a type info, PODs included: code compiled
+        // against TVM-FFI's headers reads the key of any index it meets
+        // (e.g. to word a failed conversion) without checking for NULL.
+        for index in ti::kTVMFFINone..=ti::kTVMFFIUnchanged {
+            let key = pod_type_key(index).expect("every POD index has a key");
+            r.insert(key.as_bytes(), index, None).expect("POD type");
+        }
         r.insert(b"ffi.Object", ti::kTVMFFIObject, None).expect("root type");
+        r.entry_mut(ti::kTVMFFIObject).expect("root type").metadata_record(TVMFFITypeMetadata {
+            doc: TVMFFIByteArray::EMPTY,
+            creator: None,
+            total_size: std::mem::size_of::<crate::abi::TVMFFIObject>() as i32,
+            structural_eq_hash_kind: 0,
+        });
         for (key, index) in STATIC_OBJECT_TYPES {
             r.insert(key.as_bytes(), *index, Some(ti::kTVMFFIObject)).expect("static type");
+        }
+        // The headers abort when a column they look up is missing, so the
+        // columns TVM-FFI creates at start-up exist here too (empty).
+        for name in STARTUP_ATTR_COLUMNS {
+            r.ensure_column(name.as_bytes());
         }
         RwLock::new(r)
     })
@@ -83,7 +101,32 @@ const STATIC_OBJECT_TYPES: &[(&str, i32)] = &[
     ("ffi.BigInt", ti::kTVMFFIBigInt),
 ];
 
-/// Names of the POD type indices.
+/// Type attribute columns TVM-FFI's runtime creates when it loads
+/// (`refl::EnsureTypeAttrColumn` or a first registration), so that
+/// `TVMFFIGetTypeAttrColumn` finds them before any type sets a value.
+pub const STARTUP_ATTR_COLUMNS: &[&str] = &[
+    "__s_visit__",
+    "__s_equal__",
+    "__s_hash__",
+    "__s_mutate__",
+    "__s_maybe_inplace_mutate__",
+    "__any_hash__",
+    "__any_equal__",
+    "__ffi_repr__",
+    "__ffi_hash__",
+    "__ffi_eq__",
+    "__ffi_compare__",
+    "__data_to_json__",
+    "__data_from_json__",
+    "__ffi_init__",
+    "__ffi_new__",
+    "__ffi_shallow_copy__",
+    "__ffi_convert__",
+    "__ffi_type_final__",
+    "__ffi_enum__",
+];
+
+/// Names of the POD type indices (TVM-FFI's static type keys).
 fn pod_type_key(index: i32) -> Option<&'static str> {
     Some(match index {
         ti::kTVMFFIAny => "Any",
@@ -126,6 +169,14 @@ impl Registry {
             .and_then(|i| self.entries.get_mut(i))
             .and_then(|e| e.as_deref_mut())
             .ok_or_else(|| Error::value_error(format!("unknown type index {index}")))
+    }
+
+    /// The column named `name`, created empty if absent.
+    fn ensure_column(&mut self, name: &[u8]) -> &mut AttrColumn {
+        self.attrs.entry(name.to_vec()).or_insert_with(|| AttrColumn {
+            column: Box::new(TVMFFITypeAttrColumn { data: std::ptr::null(), size: 0, begin_index: 0 }),
+            values: Vec::new(),
+        })
     }
 
     fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>) -> Result<i32, Error> {
@@ -173,6 +224,16 @@ impl Registry {
 }
 
 impl TypeEntry {
+    /// Install `md` (its doc already owned by this entry or empty). A
+    /// previous record is kept alive: readers may hold its pointer.
+    fn metadata_record(&mut self, md: TVMFFITypeMetadata) {
+        let boxed = Box::new(md);
+        self.info.metadata = &*boxed as *const TVMFFITypeMetadata;
+        if let Some(old) = self.metadata.replace(boxed) {
+            std::mem::forget(old);
+        }
+    }
+
     fn keep_bytes(&mut self, b: &TVMFFIByteArray) -> TVMFFIByteArray {
         // SAFETY: registration records come from callers that pass valid
         // byte arrays (checked non-NULL by the C ABI layer).
@@ -285,9 +346,8 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
             String::from_utf8_lossy(&e.key)
         )));
     }
-    if info.getter.is_none() {
-        return Err(Error::value_error(format!("field {} has no getter", String::from_utf8_lossy(name))));
-    }
+    // A field without a getter is legal (TVM-FFI accepts it: the field is
+    // then only described, not readable); readers check `getter`.
     let mut rec = TVMFFIFieldInfo {
         name: e.keep_bytes(&info.name),
         doc: e.keep_bytes(&info.doc),
@@ -340,35 +400,35 @@ pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Erro
     let mut r = registry().write();
     let e = r.entry_mut(index)?;
     let doc = e.keep_bytes(&md.doc);
-    let boxed = Box::new(TVMFFITypeMetadata {
+    e.metadata_record(TVMFFITypeMetadata {
         doc,
         creator: md.creator,
         total_size: md.total_size,
         structural_eq_hash_kind: md.structural_eq_hash_kind,
     });
-    e.info.metadata = &*boxed as *const TVMFFITypeMetadata;
-    // The previous box (if any) is kept alive: readers may hold its pointer.
-    if let Some(old) = e.metadata.replace(boxed) {
-        std::mem::forget(old);
-    }
     Ok(())
 }
 
 /// Set `attr_name` of type `index`. Setting an attribute twice to different
 /// values is an error.
+///
+/// As in TVM-FFI, `index == kTVMFFINone` is the sentinel that only makes
+/// sure the column exists (the headers' `EnsureTypeAttrColumn`); the value
+/// is ignored.
 pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
     if index < 0 {
         return Err(Error::value_error(format!("unknown type index {index}")));
     }
     let mut r = registry().write();
-    if r.entry(index).is_none() && pod_type_key(index).is_none() {
+    if index == ti::kTVMFFINone {
+        r.ensure_column(attr_name);
+        return Ok(());
+    }
+    if r.entry(index).is_none() {
         return Err(Error::value_error(format!("unknown type index {index}")));
     }
     let value = Any::from_view(value)?;
-    let col = r.attrs.entry(attr_name.to_vec()).or_insert_with(|| AttrColumn {
-        column: Box::new(TVMFFITypeAttrColumn { data: std::ptr::null(), size: 0, begin_index: 0 }),
-        values: Vec::new(),
-    });
+    let col = r.ensure_column(attr_name);
     let slot = index as usize;
     if col.values.len() <= slot {
         col.values.resize_with(slot + 1, Any::none);

@@ -147,3 +147,83 @@ fn dataclass_register_through_global_function() -> Result<(), Error> {
     assert!(e.message().contains("unknown field kind \"complex\""), "{}", e.message());
     Ok(())
 }
+
+#[test]
+fn every_static_index_has_upstream_type_info() {
+    let pods = [
+        (ti::kTVMFFINone, "None"),
+        (ti::kTVMFFIInt, "int"),
+        (ti::kTVMFFIBool, "bool"),
+        (ti::kTVMFFIFloat, "float"),
+        (ti::kTVMFFIOpaquePtr, "void*"),
+        (ti::kTVMFFIDataType, "DataType"),
+        (ti::kTVMFFIDevice, "Device"),
+        (ti::kTVMFFIDLTensorPtr, "DLTensor*"),
+        (ti::kTVMFFIRawStr, "const char*"),
+        (ti::kTVMFFIByteArrayPtr, "TVMFFIByteArray*"),
+        (ti::kTVMFFIObjectRValueRef, "ObjectRValueRef"),
+        (ti::kTVMFFISmallStr, "ffi.SmallStr"),
+        (ti::kTVMFFISmallBytes, "ffi.SmallBytes"),
+        (ti::kTVMFFIUnchanged, "ffi.Unchanged"),
+    ];
+    for (index, key) in pods {
+        let info = type_registry::type_info(index).unwrap_or_else(|| panic!("no type info for {key}"));
+        assert_eq!((info.type_index, info.type_depth), (index, 0));
+        // SAFETY: type keys point into the registry, which lives forever.
+        let got = unsafe { std::slice::from_raw_parts(info.type_key.data as *const u8, info.type_key.size) };
+        assert_eq!(got, key.as_bytes());
+        assert_eq!(type_registry::key_to_index(key.as_bytes()), Some(index));
+        // A POD is not an object type.
+        assert!(!type_registry::is_instance(index, ti::kTVMFFIObject));
+    }
+    for index in ti::kTVMFFIObject..=ti::kTVMFFIBigInt {
+        let info = type_registry::type_info(index).expect("static object type");
+        assert_eq!(info.type_depth, if index == ti::kTVMFFIObject { 0 } else { 1 });
+    }
+    assert!(type_registry::type_info(ti::kTVMFFIUnchanged + 1).is_none());
+    assert!(type_registry::type_info(ti::kTVMFFIAny).is_none());
+    // A POD index cannot be the type of an object field.
+    assert!(FieldKind::parse("object", ti::kTVMFFIInt).is_err());
+}
+
+#[test]
+fn startup_columns_exist_and_none_only_ensures() -> Result<(), Error> {
+    for name in type_registry::STARTUP_ATTR_COLUMNS {
+        assert!(type_registry::attr_column(name.as_bytes()).is_some(), "column {name} missing");
+    }
+    for name in ["__s_visit__", "__any_hash__", "__ffi_repr__", "__data_to_json__", "__ffi_convert__"] {
+        assert!(type_registry::STARTUP_ATTR_COLUMNS.contains(&name));
+    }
+    assert!(type_registry::attr_column(b"test.ensured").is_none());
+    type_registry::register_attr(ti::kTVMFFINone, b"test.ensured", Any::from(1i64).as_raw())?;
+    let col = type_registry::attr_column(b"test.ensured").expect("ensured column");
+    assert_eq!(col.size, 0);
+    assert!(type_registry::attr_value(ti::kTVMFFINone, b"test.ensured").is_none());
+    Ok(())
+}
+
+#[test]
+fn fields_without_getter_register_and_read_as_attribute_error() -> Result<(), Error> {
+    use tether_core::abi::{TVMFFIByteArray, TVMFFIFieldInfo};
+    let index = type_registry::get_or_alloc_index("test.types.NoGetter", -1, ti::kTVMFFIObject)?;
+    let info = TVMFFIFieldInfo {
+        name: TVMFFIByteArray::from_slice(b"hidden"),
+        doc: TVMFFIByteArray::EMPTY,
+        metadata: TVMFFIByteArray::EMPTY,
+        flags: 0,
+        size: 8,
+        alignment: 8,
+        offset: 24,
+        getter: None,
+        setter: std::ptr::null_mut(),
+        default_value_or_factory: tether_core::abi::TVMFFIAny::NONE,
+        field_static_type_index: ti::kTVMFFIInt,
+    };
+    type_registry::register_field(index, &info)?;
+    let f = find_field(index, "hidden").expect("registered");
+    assert!(f.getter.is_none());
+    let p = point(1); // any live object: the getter check comes first
+    let err = dataclass::get_field(&p, f).unwrap_err();
+    assert_eq!(err.kind(), "AttributeError");
+    Ok(())
+}

@@ -1,6 +1,7 @@
 /* A plain C library built against tether's C ABI, loaded by the Python tests
  * with tether.load_module. On load it registers a global function and a
  * type with the core; it also exports one function as a module symbol. */
+#include <stddef.h>
 #include <string.h>
 
 #include "tether/c_api.h"
@@ -63,6 +64,17 @@ static int make_thing(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* r
 __attribute__((constructor)) static void plugin_load(void) {
   TVMFFIByteArray key = {"plugin.Thing", 12};
   plugin_type_index = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject);
+  /* A field described without a getter (TVM-FFI allows it): readable from
+   * nowhere, so Python must report it rather than call through NULL. */
+  TVMFFIFieldInfo hidden;
+  memset(&hidden, 0, sizeof(hidden));
+  hidden.name.data = "hidden";
+  hidden.name.size = 6;
+  hidden.size = 8;
+  hidden.alignment = 8;
+  hidden.offset = offsetof(Thing, value);
+  hidden.field_static_type_index = kTVMFFIInt;
+  TVMFFITypeRegisterField(plugin_type_index, &hidden);
   TVMFFIObjectHandle f = NULL;
   if (TVMFFIFunctionCreate(NULL, make_name, NULL, &f) == 0) {
     TVMFFIByteArray name = {"plugin.make_name", 16};
