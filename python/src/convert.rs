@@ -111,7 +111,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if obj.is_instance_of::<PyInt>() {
         let v: i64 = obj
             .extract()
-            .map_err(|_| PyOverflowError::new_err(format!("int {obj} does not fit in a 64-bit FFI int")))?;
+            .map_err(|_| PyOverflowError::new_err(format!("{} does not fit in a 64-bit FFI int", int_summary(obj))))?;
         return Ok(OwnedAny::pod(ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v }));
     }
     if obj.is_instance_of::<PyFloat>() {
@@ -142,6 +142,17 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
+}
+
+/// `int 123` for a readable int, `int of 401 digits (1000…000)` for a huge one.
+fn int_summary(obj: &Bound<'_, PyAny>) -> String {
+    let text = obj.str().map(|s| s.to_string()).unwrap_or_default();
+    let digits = text.trim_start_matches('-');
+    if digits.len() <= 24 {
+        return format!("int {text}");
+    }
+    let sign = if text.starts_with('-') { "-" } else { "" };
+    format!("int of {} digits ({sign}{}…{})", digits.len(), &digits[..4], &digits[digits.len() - 4..])
 }
 
 /// Call a builtin global function with owned arguments (consumed).

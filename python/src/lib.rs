@@ -406,6 +406,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let base = make_base_type(py)?;
     m.add("CObject", base.bind(py))?;
     registry::set_base(py, base);
+    registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
     m.add_class::<descriptor::FieldDescriptor>()?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;

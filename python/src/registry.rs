@@ -131,6 +131,16 @@ pub unsafe fn bytes_to_string(b: &TVMFFIByteArray) -> String {
     String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(b.data as *const u8, b.size) }).into_owned()
 }
 
+/// Look up the builtins the extension calls itself, once, when the module
+/// loads: later overrides or removals of these global names must not change
+/// what tether's own conversions do.
+pub fn load_builtins(py: Python<'_>) -> PyResult<()> {
+    for name in ["ffi.Array", "ffi.Map"] {
+        builtin_function(py, name)?;
+    }
+    Ok(())
+}
+
 /// A global function handle (borrowed; the cache keeps a reference).
 pub fn builtin_function(py: Python<'_>, name: &str) -> PyResult<*mut TVMFFIObject> {
     let mut guard = BUILTINS.lock().unwrap();

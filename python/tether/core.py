@@ -167,14 +167,34 @@ def _error_parts(err: Error):
     return _ffi.error_parts(err)
 
 
-_builtin_cache: dict = {}
+# The core's builtin functions, looked up once when tether is imported:
+# tether's own containers and conversions keep using these even if a user
+# later overrides or removes the global names (register_global_func(...,
+# override=True), ffi.FunctionRemoveGlobal).
+_BUILTIN_NAMES = (
+    "ffi.Array", "ffi.ArraySize", "ffi.ArrayGetItem",
+    "ffi.List", "ffi.ListSize", "ffi.ListGetItem", "ffi.ListSetItem", "ffi.ListAppend",
+    "ffi.ListInsert", "ffi.ListPop", "ffi.ListClear",
+    "ffi.Map", "ffi.MapSize", "ffi.MapGetItem", "ffi.MapContains", "ffi.MapItems",
+    "ffi.Shape", "tether.dataclass.RegisterType",
+)
 
 
-def _builtin(name: str) -> Function:
-    f = _builtin_cache.get(name)
-    if f is None:
-        f = _builtin_cache[name] = _ffi.get_global(name)
-    return f
+def _load_builtins() -> dict:
+    found = {}
+    for name in _BUILTIN_NAMES:
+        f = _ffi.get_global(name)
+        if f is None:
+            raise ImportError(f"tether's core lacks its builtin function {name!r}")
+        found[name] = f
+    return found
+
+
+_builtins: dict = {}
+
+
+def _builtin(name: str) -> "Function":
+    return _builtins[name]
 
 
 def _get_global(name: str, *args):
@@ -324,6 +344,7 @@ class Shape(Object):
 for _index_, _cls in ((68, Function), (67, Error), (71, Array), (75, List), (72, Map), (69, Shape)):
     _register_class(_index_, _cls)
 del _index_, _cls
+_builtins.update(_load_builtins())
 
 
 def convert(value: Any) -> Any:

@@ -24,7 +24,7 @@ from typing import Any, Callable, Optional
 
 from . import _ffi
 from .core import Object as _CoreObject
-from .core import _register_class, get_global_func
+from .core import _builtin, _register_class
 
 __all__ = ["Object", "py_class", "field", "fields", "MISSING", "FrozenInstanceError"]
 
@@ -165,7 +165,7 @@ def py_class(type_key: Optional[str] = None, *, frozen: bool = False, init: bool
              frozen]
             for f in own
         ]
-        index = get_global_func("tether.dataclass.RegisterType")(key, parent_index, records)
+        index = _builtin("tether.dataclass.RegisterType")(key, parent_index, records)
 
         names = {f.name for f in own}
         ns = {k: v for k, v in cls.__dict__.items() if k not in ("__dict__", "__weakref__") and k not in names}

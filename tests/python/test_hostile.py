@@ -204,3 +204,45 @@ def test_every_wrapper_api_on_a_handle_less_wrapper_raises(make):
         with pytest.raises(ValueError, match="no handle"):
             action()
     assert "moved" in repr(lst) or "null" in repr(lst)
+
+
+# ---- messages ------------------------------------------------------------------
+
+def test_huge_int_for_a_float_field_names_the_problem():
+    from tether.dataclasses import py_class
+    import tether.dataclasses as dc
+
+    @py_class("tests.hostile.FloatBox")
+    class FloatBox(dc.Object):
+        x: float = 0.0
+
+    with pytest.raises(OverflowError, match=r"int of 401 digits \(1000…0000\) does not fit in a 64-bit FFI int"):
+        FloatBox(10**400)
+    box = FloatBox(1.0)
+    with pytest.raises(OverflowError, match="does not fit in a 64-bit FFI int"):
+        box.x = 10**400
+    assert box.x == 1.0
+
+
+def test_map_from_bad_pairs_says_what_is_wrong():
+    with pytest.raises(ValueError, match="too many values to unpack"):
+        tether.Map([(1, 2, 3)])
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        tether.Map([(1,)])
+
+
+def test_overriding_or_removing_builtin_globals_does_not_change_tether():
+    r = run_python("""
+        import tether
+        tether.register_global_func("ffi.Array", lambda *a: "hijacked", override=True)
+        assert tether.get_global_func("ffi.Array")() == "hijacked"   # the user's override is visible
+        assert list(tether.convert([1, 2])) == [1, 2]               # tether's own conversion is not
+        assert list(tether.Array([3])) == [3]
+        assert tether.get_global_func("ffi.FunctionRemoveGlobal")("ffi.Map")
+        assert tether.get_global_func("ffi.Map", allow_missing=True) is None
+        assert dict(tether.convert({1: 2}).items()) == {1: 2}
+        assert tether.Map({"a": 1})["a"] == 1
+        print("ok")
+    """)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "ok"
