@@ -23,7 +23,7 @@ demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: test-rust test-c test-symbols test-upstream-cpp test-python
+test: test-rust test-c test-symbols test-upstream-cpp test-python bench-quick
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -35,7 +35,7 @@ VENV_STAMP := $(VENV)/.tether-test-deps
 
 $(VENV_STAMP): Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest "$(PEER)"
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest numpy matplotlib "$(PEER)"
 	touch $@
 
 python: $(VENV_STAMP)
@@ -68,6 +68,15 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
 	$(TARGET)/upstream_cpp/static_types_test
+
+# The benchmark against the peer (bench/run.py): `bench` for the README's
+# figures, `bench-quick` (seconds) keeps the harness working in `make test`
+# and asserts nothing about speed.
+bench: python
+	$(PY) bench/run.py --out $(TARGET)/bench
+
+bench-quick: python
+	$(PY) bench/run.py --quick --out $(TARGET)/bench-quick
 
 # AddressSanitizer (with LeakSanitizer) over every Rust test, and
 # ThreadSanitizer over the multi-threaded tests. TSan needs an instrumented
