@@ -25,6 +25,23 @@ static int g_passed = 0, g_failed = 0;
 #define OFFSET(T, f, expected) CHECK(offsetof(T, f) == (expected))
 
 static void test_layouts(void) {
+  /* DLPack 1.x, as dlpack.h lays it out. */
+  LAYOUT(TetherDLPackVersion, 8);
+  LAYOUT(TetherDLTensor, 48);
+  OFFSET(TetherDLTensor, device, 8);
+  OFFSET(TetherDLTensor, ndim, 16);
+  OFFSET(TetherDLTensor, dtype, 20);
+  OFFSET(TetherDLTensor, shape, 24);
+  OFFSET(TetherDLTensor, strides, 32);
+  OFFSET(TetherDLTensor, byte_offset, 40);
+  LAYOUT(TetherDLManagedTensor, 64);
+  OFFSET(TetherDLManagedTensor, manager_ctx, 48);
+  OFFSET(TetherDLManagedTensor, deleter, 56);
+  LAYOUT(TetherDLManagedTensorVersioned, 80);
+  OFFSET(TetherDLManagedTensorVersioned, manager_ctx, 8);
+  OFFSET(TetherDLManagedTensorVersioned, deleter, 16);
+  OFFSET(TetherDLManagedTensorVersioned, flags, 24);
+  OFFSET(TetherDLManagedTensorVersioned, dl_tensor, 32);
   LAYOUT(TVMFFIObject, 24);
   OFFSET(TVMFFIObject, type_index, 8);
   OFFSET(TVMFFIObject, __padding, 12);

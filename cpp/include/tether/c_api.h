@@ -371,6 +371,130 @@ TETHER_DLL const TVMFFITypeAttrColumn* TVMFFIGetTypeAttrColumn(const TVMFFIByteA
 TETHER_DLL int TVMFFIFunctionSetGlobalFromMethodInfo(const TVMFFIMethodInfo* method_info,
                                                      int allow_override);
 
+/* ---- tensors and DLPack ------------------------------------------------ */
+
+/* DLPack 1.x layouts. When dlpack/dlpack.h is included first, the Tether*
+ * names are its types; otherwise they are defined here with the same
+ * layout (pinned by tests/c/abi_test.c), so either header works. */
+#if defined(DLPACK_MAJOR_VERSION)
+typedef DLPackVersion TetherDLPackVersion;
+typedef DLTensor TetherDLTensor;
+typedef DLManagedTensor TetherDLManagedTensor;
+typedef DLManagedTensorVersioned TetherDLManagedTensorVersioned;
+#else
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} TetherDLPackVersion;
+
+/* data + byte_offset is the first element; strides == NULL means compact
+ * row-major; shape and strides hold ndim entries. */
+typedef struct {
+  void* data;
+  TetherDLDevice device;
+  int32_t ndim;
+  TetherDLDataType dtype;
+  int64_t* shape;
+  int64_t* strides;
+  uint64_t byte_offset;
+} TetherDLTensor;
+
+/* Pre-1.0 form: whoever ends up owning it calls deleter(self) once. */
+typedef struct TetherDLManagedTensor {
+  TetherDLTensor dl_tensor;
+  void* manager_ctx;
+  void (*deleter)(struct TetherDLManagedTensor* self);
+} TetherDLManagedTensor;
+
+/* 1.x form, with a version and flags (TETHER_DLPACK_FLAG_*). */
+typedef struct TetherDLManagedTensorVersioned {
+  TetherDLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct TetherDLManagedTensorVersioned* self);
+  uint64_t flags;
+  TetherDLTensor dl_tensor;
+} TetherDLManagedTensorVersioned;
+#endif
+
+#define TETHER_DLPACK_MAJOR_VERSION 1
+#define TETHER_DLPACK_MINOR_VERSION 3
+#define TETHER_DLPACK_FLAG_READ_ONLY (1ULL << 0)
+#define TETHER_DLPACK_FLAG_IS_COPIED (1ULL << 1)
+#define TETHER_DLPACK_FLAG_IS_SUBBYTE_TYPE_PADDED (1ULL << 2)
+
+/* An ffi.Tensor (kTVMFFITensor) is a TVMFFIObject immediately followed by
+ * a TetherDLTensor describing its data. */
+static inline TetherDLTensor* TetherTensorDLTensor(TVMFFIObjectHandle obj) {
+  return (TetherDLTensor*)((char*)obj + sizeof(TVMFFIObject));
+}
+
+/* Wrap a managed tensor in a new Tensor. On success the Tensor owns it and
+ * calls its deleter exactly once, when the Tensor is destroyed; the Tensor
+ * uses the producer's shape (and strides; compact strides are computed when
+ * they are NULL). On failure nothing changed: the caller still owns it.
+ * require_alignment (0 = none) must divide data + byte_offset (on devices
+ * addressed directly: CPU, CUDA, CUDA host/managed, ROCm, ROCm host) or
+ * byte_offset (elsewhere), else RuntimeError "FromDLPack: Data is not aligned
+ * to N bytes."; require_contiguous != 0 demands a compact row-major layout,
+ * else RuntimeError "FromDLPack: Tensor is not contiguous.". The versioned
+ * form also refuses sub-byte-padded data and a major version other than 1,
+ * and keeps the read-only and copied flags. */
+TETHER_DLL int TVMFFITensorFromDLPack(TetherDLManagedTensor* from, int32_t require_alignment,
+                                      int32_t require_contiguous, TVMFFIObjectHandle* out);
+TETHER_DLL int TVMFFITensorFromDLPackVersioned(TetherDLManagedTensorVersioned* from,
+                                               int32_t require_alignment,
+                                               int32_t require_contiguous,
+                                               TVMFFIObjectHandle* out);
+/* A new managed tensor over the Tensor's memory; it holds a reference on
+ * the Tensor, released by its deleter. The versioned form reports version
+ * 1.3 and the flags the data came with. */
+TETHER_DLL int TVMFFITensorToDLPack(TVMFFIObjectHandle from, TetherDLManagedTensor** out);
+TETHER_DLL int TVMFFITensorToDLPackVersioned(TVMFFIObjectHandle from,
+                                             TetherDLManagedTensorVersioned** out);
+/* A Tensor with the prototype's data pointer, dtype, device, shape, strides
+ * and byte_offset (shape and strides copied) that keeps `source` alive. The
+ * prototype's data must lie in source's memory: that is not checked. */
+TETHER_DLL int TVMFFITensorCreateUnsafeView(TVMFFIObjectHandle source,
+                                            const TetherDLTensor* prototype,
+                                            TVMFFIObjectHandle* out);
+
+/* ---- data type strings ------------------------------------------------- */
+
+/* "float32", "int8x4", "bool", "handle", "bfloat16", "float8_e4m3fn",
+ * "float4_e2m1fnx2", "int32xvscalex4", "" or "void" (code 3, 0 bits, 0
+ * lanes), and the short forms "i8", "u8", "f32", "bf16", "fp8_e5m2".
+ * Unknown strings raise ValueError. */
+TETHER_DLL int TVMFFIDataTypeFromString(const TVMFFIByteArray* str, TetherDLDataType* out);
+/* *out becomes an owned str value (small or a String object). */
+TETHER_DLL int TVMFFIDataTypeToString(const TetherDLDataType* dtype, TVMFFIAny* out);
+
+/* ---- execution environment --------------------------------------------- */
+
+typedef void* TVMFFIStreamHandle;
+
+/* Allocates a tensor like prototype (dtype, ndim, shape, device); on failure
+ * calls SetError(error_ctx, kind, message) and returns nonzero. */
+typedef int (*TetherDLPackManagedTensorAllocator)(
+    TetherDLTensor* prototype, TetherDLManagedTensorVersioned** out, void* error_ctx,
+    void (*SetError)(void* error_ctx, const char* kind, const char* message));
+
+/* The calling thread's stream per (device type, device id), NULL until set;
+ * the previous one is returned through opt_out_original_stream. */
+TETHER_DLL int TVMFFIEnvSetStream(int32_t device_type, int32_t device_id,
+                                  TVMFFIStreamHandle stream,
+                                  TVMFFIStreamHandle* opt_out_original_stream);
+TETHER_DLL TVMFFIStreamHandle TVMFFIEnvGetStream(int32_t device_type, int32_t device_id);
+/* Sets the calling thread's allocator, and the process-wide fallback too
+ * when write_to_global_context != 0; returns the thread's previous one. */
+TETHER_DLL int TVMFFIEnvSetDLPackManagedTensorAllocator(
+    TetherDLPackManagedTensorAllocator allocator, int write_to_global_context,
+    TetherDLPackManagedTensorAllocator* opt_out_original_allocator);
+/* The thread's allocator, else the process-wide one, else NULL. */
+TETHER_DLL TetherDLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAllocator(void);
+/* A Tensor allocated by the current allocator (RuntimeError when there is
+ * none); the allocator's failure code and error pass through. */
+TETHER_DLL int TVMFFIEnvTensorAlloc(TetherDLTensor* prototype, TVMFFIObjectHandle* out);
+
 /* ---- one-time handles -------------------------------------------------- */
 
 /* InitOnce: an init_func that succeeds with a NULL result is an error; a

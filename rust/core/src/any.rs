@@ -146,9 +146,6 @@ impl Any {
                         None => Err(Error::value_error("rvalue reference was already moved from")),
                     }
                 }
-                ti::kTVMFFIDLTensorPtr => {
-                    Err(Error::type_error("a DLTensor* view cannot be owned: this core has no ffi.Tensor"))
-                }
                 ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => {
                     if v.small_str_len > 7 {
                         return Err(Error::value_error(format!("small string length {} exceeds 7", v.small_str_len)));
@@ -165,7 +162,10 @@ impl Any {
                 | ti::kTVMFFIFloat
                 | ti::kTVMFFIOpaquePtr
                 | ti::kTVMFFIDataType
-                | ti::kTVMFFIDevice => Ok(Any(pod(index, v.value))),
+                | ti::kTVMFFIDevice
+                // As upstream, a DLTensor* stays a borrowed pointer: owning
+                // the value does not keep the tensor alive.
+                | ti::kTVMFFIDLTensorPtr => Ok(Any(pod(index, v.value))),
                 _ => Err(Error::type_error(format!("unknown value type index {index}"))),
             }
         }

@@ -23,6 +23,9 @@ use crate::function::{panic_message, Function};
 use crate::object::{self, ObjectRef};
 use crate::type_registry;
 
+mod dlpack;
+pub use dlpack::*;
+
 /// Run `f`, turning `Err` and panics into a raised error and -1.
 fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {

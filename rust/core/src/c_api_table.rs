@@ -50,6 +50,18 @@ static TABLE: TetherCoreApiTable = TetherCoreApiTable {
     TVMFFIBytesFromByteArray: c_api::TVMFFIBytesFromByteArray,
     TVMFFIHandleInitOnce: c_api::TVMFFIHandleInitOnce,
     TVMFFIHandleDeinitOnce: c_api::TVMFFIHandleDeinitOnce,
+    TVMFFITensorFromDLPack: c_api::TVMFFITensorFromDLPack,
+    TVMFFITensorFromDLPackVersioned: c_api::TVMFFITensorFromDLPackVersioned,
+    TVMFFITensorToDLPack: c_api::TVMFFITensorToDLPack,
+    TVMFFITensorToDLPackVersioned: c_api::TVMFFITensorToDLPackVersioned,
+    TVMFFITensorCreateUnsafeView: c_api::TVMFFITensorCreateUnsafeView,
+    TVMFFIDataTypeFromString: c_api::TVMFFIDataTypeFromString,
+    TVMFFIDataTypeToString: c_api::TVMFFIDataTypeToString,
+    TVMFFIEnvSetStream: c_api::TVMFFIEnvSetStream,
+    TVMFFIEnvGetStream: c_api::TVMFFIEnvGetStream,
+    TVMFFIEnvSetDLPackManagedTensorAllocator: c_api::TVMFFIEnvSetDLPackManagedTensorAllocator,
+    TVMFFIEnvGetDLPackManagedTensorAllocator: c_api::TVMFFIEnvGetDLPackManagedTensorAllocator,
+    TVMFFIEnvTensorAlloc: c_api::TVMFFIEnvTensorAlloc,
 };
 
 /// The core's function table: static, immutable, valid while the library

@@ -32,10 +32,12 @@ pub mod function;
 pub mod object;
 pub mod reflection;
 pub mod string;
+pub mod tensor;
 pub mod type_registry;
 
 pub use any::{Any, AnyView, FromAny, IntoAny};
 pub use containers::{Array, List, Map, Shape};
 pub use error::Error;
 pub use function::Function;
+pub use tensor::Tensor;
 pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};

@@ -18,6 +18,9 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::abi::*;
+use crate::dlpack::{
+    DLManagedTensor, DLManagedTensorVersioned, DLPackManagedTensorAllocator, DLTensor, TVMFFIStreamHandle,
+};
 
 /// Bumped whenever the table changes other than by appending entries.
 pub const TETHER_CORE_API_VERSION: u32 = 1;
@@ -107,6 +110,41 @@ macro_rules! with_core_api {
                 handle_addr: *mut *mut c_void,
                 deinit_func: Option<unsafe extern "C" fn(*mut c_void) -> c_int>,
             ) -> c_int;
+            fn TVMFFITensorFromDLPack(
+                from: *mut DLManagedTensor,
+                require_alignment: i32,
+                require_contiguous: i32,
+                out: *mut TVMFFIObjectHandle,
+            ) -> c_int;
+            fn TVMFFITensorFromDLPackVersioned(
+                from: *mut DLManagedTensorVersioned,
+                require_alignment: i32,
+                require_contiguous: i32,
+                out: *mut TVMFFIObjectHandle,
+            ) -> c_int;
+            fn TVMFFITensorToDLPack(from: TVMFFIObjectHandle, out: *mut *mut DLManagedTensor) -> c_int;
+            fn TVMFFITensorToDLPackVersioned(from: TVMFFIObjectHandle, out: *mut *mut DLManagedTensorVersioned) -> c_int;
+            fn TVMFFITensorCreateUnsafeView(
+                source: TVMFFIObjectHandle,
+                prototype: *const DLTensor,
+                out: *mut TVMFFIObjectHandle,
+            ) -> c_int;
+            fn TVMFFIDataTypeFromString(str: *const TVMFFIByteArray, out: *mut DLDataType) -> c_int;
+            fn TVMFFIDataTypeToString(dtype: *const DLDataType, out: *mut TVMFFIAny) -> c_int;
+            fn TVMFFIEnvSetStream(
+                device_type: i32,
+                device_id: i32,
+                stream: TVMFFIStreamHandle,
+                opt_out_original_stream: *mut TVMFFIStreamHandle,
+            ) -> c_int;
+            fn TVMFFIEnvGetStream(device_type: i32, device_id: i32) -> TVMFFIStreamHandle;
+            fn TVMFFIEnvSetDLPackManagedTensorAllocator(
+                allocator: DLPackManagedTensorAllocator,
+                write_to_global_context: c_int,
+                opt_out_original_allocator: *mut DLPackManagedTensorAllocator,
+            ) -> c_int;
+            fn TVMFFIEnvGetDLPackManagedTensorAllocator() -> DLPackManagedTensorAllocator;
+            fn TVMFFIEnvTensorAlloc(prototype: *mut DLTensor, out: *mut TVMFFIObjectHandle) -> c_int;
         }
     };
 }

@@ -1,7 +1,7 @@
 //! tether-sys: raw declarations of TVM-FFI's C ABI as exported by the shared
 //! library `libtether_core`.
 //!
-//! [`abi`] holds the `#[repr(C)]` layouts and constants, and [`api_table`]
+//! [`abi`] and [`dlpack`] hold the `#[repr(C)]` layouts and constants, and [`api_table`]
 //! the layout of the core's function table; both are shared with the core
 //! itself. With the `link` feature, the crate links the shared core library
 //! and offers its C functions under their C names, each calling through that
@@ -13,6 +13,7 @@
 
 pub mod abi;
 pub mod api_table;
+pub mod dlpack;
 
 #[cfg(feature = "link")]
 mod functions;
