@@ -12,7 +12,7 @@ use std::ptr;
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString, PyTuple};
 use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
 use tether_sys::*;
@@ -104,6 +104,9 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
         return Ok(OwnedAny::from_handle(h));
     }
+    if let Some(v) = registry::value_to_any(obj)? {
+        return Ok(OwnedAny(v)); // a tether.dtype (a str) or tether.Device
+    }
     if obj.is_instance_of::<PyBool>() {
         let b: bool = obj.extract()?;
         return Ok(OwnedAny::pod(ti::kTVMFFIBool, TVMFFIAnyValue { v_int64: b as i64 }));
@@ -135,6 +138,9 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
     }
+    if is_tensor_like(obj) {
+        return crate::dlpack::tensor_from_py(py, obj, 0, false);
+    }
     if obj.is_instance_of::<pyo3::exceptions::PyBaseException>() {
         return error_from_exception(py, obj).map(OwnedAny::from_handle);
     }
@@ -153,6 +159,14 @@ fn int_summary(obj: &Bound<'_, PyAny>) -> String {
     }
     let sign = if text.starts_with('-') { "-" } else { "" };
     format!("int of {} digits ({sign}{}…{})", digits.len(), &digits[..4], &digits[digits.len() - 4..])
+}
+
+/// Whether `obj` crosses as a tensor: it speaks DLPack (NumPy arrays,
+/// framework tensors) or is a DLPack capsule.
+fn is_tensor_like(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: a type check on a live object.
+    let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
+    capsule || obj.get_type().hasattr(pyo3::intern!(obj.py(), "__dlpack__")).unwrap_or(false)
 }
 
 /// Call a builtin global function with owned arguments (consumed).
@@ -259,6 +273,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
             ti::kTVMFFIBool => Ok(PyBool::new(py, raw.value.v_int64 != 0).to_owned().into_any().unbind()),
             ti::kTVMFFIFloat => Ok(raw.value.v_float64.into_pyobject(py)?.into_any().unbind()),
             ti::kTVMFFIOpaquePtr => Ok((raw.value.v_ptr as usize).into_pyobject(py)?.into_any().unbind()),
+            ti::kTVMFFIDataType | ti::kTVMFFIDevice => registry::value_to_py(py, &raw),
             ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => {
                 let len = (raw.small_str_len as usize).min(7);
                 let b = &raw.value.v_bytes[..len];

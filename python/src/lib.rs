@@ -14,6 +14,7 @@
 
 mod convert;
 mod descriptor;
+mod dlpack;
 mod exit_park;
 mod nested;
 mod registry;
@@ -143,6 +144,11 @@ fn registered_class(py: Python<'_>, type_index: i32) -> Option<Py<PyType>> {
 #[pyfunction]
 fn set_class_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
     registry::set_factory(py, f)
+}
+
+#[pyfunction]
+fn set_value_classes(py: Python<'_>, dtype: &Bound<'_, PyType>, device: &Bound<'_, PyType>) -> PyResult<()> {
+    registry::set_value_classes(py, dtype.clone().unbind(), device.clone().unbind())
 }
 
 #[pyfunction]
@@ -430,6 +436,14 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(function_from_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(seq_items, m)?)?;
     m.add_function(wrap_pyfunction!(error_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(set_value_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::tensor_from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::tensor_to_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::tensor_info, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::dtype_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::dtype_format, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::env_set_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::env_get_stream, m)?)?;
     py.import("atexit")?.call_method1("register", (m.getattr("mark_python_finalizing")?,))?;
     Ok(())
 }

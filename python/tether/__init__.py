@@ -21,9 +21,31 @@ from .core import (
     register_global_func,
     register_object,
 )
+from .tensor import (
+    DLDeviceType,
+    Device,
+    StreamContext,
+    Tensor,
+    device,
+    dtype,
+    from_dlpack,
+    get_raw_stream,
+    use_raw_stream,
+    use_torch_stream,
+)
 from . import dataclasses, testing
 
 __all__ = [
+    "DLDeviceType",
+    "Device",
+    "StreamContext",
+    "Tensor",
+    "device",
+    "dtype",
+    "from_dlpack",
+    "get_raw_stream",
+    "use_raw_stream",
+    "use_torch_stream",
     "Array",
     "Error",
     "Function",

@@ -55,3 +55,26 @@ def build_rust_plugin(tmp_path_factory) -> str:
     subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
                    check=True, env=env)
     return str(target / "release" / "libtether_rust_plugin.so")
+
+
+def cxx_compiler() -> str:
+    """The C++ compiler to use, or skip the test when there is none."""
+    cxx = shutil.which(os.environ.get("CXX", "c++")) or shutil.which("g++")
+    if cxx is None:  # the build machines always have one; users may not
+        pytest.skip("no C++ compiler on PATH to build the test's native library")
+    return cxx
+
+
+def upstream_include_dir() -> str:
+    """apache-tvm-ffi's published C++ headers (the wheel is a test dependency)."""
+    tvm_ffi_libinfo = pytest.importorskip("tvm_ffi.libinfo", reason="apache-tvm-ffi (the peer) is not installed")
+    return tvm_ffi_libinfo.find_include_path()
+
+
+def build_upstream_kernel(source: str, out) -> str:
+    """Compile a C++ library written against apache-tvm-ffi's headers and
+    link it to tether's core, as a kernel author would for a drop-in."""
+    cmd = [cxx_compiler(), "-std=c++17", "-O1", "-shared", "-fPIC", "-o", str(out), str(source),
+           f"-I{upstream_include_dir()}", *config.ldflags().split(), config.libs()]
+    subprocess.run(cmd, check=True)
+    return str(out)

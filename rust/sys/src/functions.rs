@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
 use crate::api_table::{with_core_api, TetherCoreApiTable, TETHER_CORE_API_VERSION};
+use crate::dlpack::*;
 
 #[link(name = "tether_core")]
 extern "C" {

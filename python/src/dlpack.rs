@@ -1,0 +1,319 @@
+//! DLPack between Python and the FFI: tensors in and out, data types,
+//! devices and the current stream.
+//!
+//! In: a DLPack capsule, or any object with `__dlpack__`, becomes an
+//! `ffi.Tensor` that owns the producer's managed tensor (its deleter runs
+//! once, when the Tensor dies). Producers that publish DLPack's C exchange
+//! table (`type(x).__dlpack_c_exchange_api__`) hand over their managed
+//! tensor directly, without a capsule per call; the table is looked up once
+//! per type. Out: `Tensor.__dlpack__` wraps the core's managed tensor in a
+//! capsule whose destructor deletes it unless a consumer took it.
+//!
+//! SAFETY invariants of this module: functions run with the GIL held;
+//! capsule pointers are read only after checking the capsule's name; a
+//! managed tensor is handed to the core at most once (the capsule is
+//! renamed to its `used_` name right after the core took it).
+
+use std::collections::HashMap;
+use std::ffi::{c_int, c_void, CStr};
+use std::ptr;
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIObject};
+use tether_sys::dlpack::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
+use tether_sys::*;
+
+use crate::convert::{self, handle_of, take_ffi_error, OwnedAny};
+
+const LEGACY: &CStr = c"dltensor";
+const LEGACY_USED: &CStr = c"used_dltensor";
+const VERSIONED: &CStr = c"dltensor_versioned";
+const VERSIONED_USED: &CStr = c"used_dltensor_versioned";
+const EXCHANGE_API: &CStr = c"dlpack_exchange_api";
+
+/// The part of DLPack's `DLPackExchangeAPI` this module calls.
+#[repr(C)]
+struct ExchangeApi {
+    version: DLPackVersion,
+    prev_api: *mut c_void,
+    managed_tensor_allocator: *mut c_void,
+    managed_tensor_from_py_object_no_sync:
+        Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int>,
+}
+
+/// Per producer type: its exchange table, or NULL when it has none. Holds
+/// a reference to each type so an address is never reused while cached.
+struct ExchangeCache(HashMap<usize, (Py<PyType>, usize)>);
+static EXCHANGE: Mutex<Option<ExchangeCache>> = Mutex::new(None);
+
+fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
+    let tp = obj.get_type();
+    let key = tp.as_ptr() as usize;
+    let mut guard = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
+    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::new()));
+    if let Some((_, api)) = cache.0.get(&key) {
+        return *api as *const ExchangeApi;
+    }
+    let api = tp
+        .getattr("__dlpack_c_exchange_api__")
+        .ok()
+        .map(|cap| {
+            // SAFETY: a capsule's pointer is read only under its own name.
+            unsafe {
+                if ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE_API.as_ptr()) == 1 {
+                    ffi::PyCapsule_GetPointer(cap.as_ptr(), EXCHANGE_API.as_ptr()) as usize
+                } else {
+                    0
+                }
+            }
+        })
+        .unwrap_or(0);
+    // Only major version 1 tables have the layout above.
+    // SAFETY: a non-NULL table published by the producer lives as long as its type.
+    let api = if api != 0 && unsafe { (*(api as *const ExchangeApi)).version.major } == 1 { api } else { 0 };
+    cache.0.insert(key, (tp.unbind(), api));
+    api as *const ExchangeApi
+}
+
+/// A Tensor for `obj`: a tether Tensor as is, a DLPack capsule, an object
+/// publishing the exchange table, or any object with `__dlpack__`.
+pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
+    // SAFETY: a type check on a live object.
+    if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
+        return from_capsule(py, obj, align, contiguous);
+    }
+    let api = exchange_api(obj);
+    if !api.is_null() {
+        // SAFETY: the producer's own table, for an object of its type.
+        if let Some(export) = unsafe { (*api).managed_tensor_from_py_object_no_sync } {
+            let mut managed: *mut DLManagedTensorVersioned = ptr::null_mut();
+            // SAFETY: per DLPack's exchange protocol; on failure a Python exception is set.
+            if unsafe { export(obj.as_ptr() as *mut c_void, &mut managed) } != 0 || managed.is_null() {
+                return Err(PyErr::take(py).unwrap_or_else(|| PyBufferError::new_err("DLPack export failed")));
+            }
+            return adopt_versioned(py, managed, align, contiguous);
+        }
+    }
+    let Ok(method) = obj.getattr("__dlpack__") else {
+        return Err(PyTypeError::new_err(format!(
+            "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
+            convert::type_name(obj)
+        )));
+    };
+    let kwargs = PyDict::new(py);
+    kwargs.set_item("max_version", (1, 3))?;
+    let capsule = match method.call((), Some(&kwargs)) {
+        Ok(c) => c,
+        // Producers older than DLPack 1.0 do not take max_version.
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0()?,
+        Err(e) => return Err(e),
+    };
+    from_capsule(py, &capsule, align, contiguous)
+}
+
+fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
+    // SAFETY: capsule names and pointers are read per the module invariants.
+    unsafe {
+        let c = cap.as_ptr();
+        if ffi::PyCapsule_IsValid(c, VERSIONED.as_ptr()) == 1 {
+            let managed = ffi::PyCapsule_GetPointer(c, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+            let t = adopt_versioned(py, managed, align, contiguous)?;
+            ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
+            return Ok(t);
+        }
+        if ffi::PyCapsule_IsValid(c, LEGACY.as_ptr()) == 1 {
+            let managed = ffi::PyCapsule_GetPointer(c, LEGACY.as_ptr()) as *mut DLManagedTensor;
+            let mut out: *mut c_void = ptr::null_mut();
+            if TVMFFITensorFromDLPack(managed, align, contiguous as i32, &mut out) != 0 {
+                return Err(take_ffi_error(py));
+            }
+            ffi::PyCapsule_SetName(c, LEGACY_USED.as_ptr());
+            return Ok(OwnedAny::from_handle(out as *mut TVMFFIObject));
+        }
+        if ffi::PyCapsule_IsValid(c, LEGACY_USED.as_ptr()) == 1 || ffi::PyCapsule_IsValid(c, VERSIONED_USED.as_ptr()) == 1 {
+            return Err(PyValueError::new_err("this DLPack capsule was already consumed"));
+        }
+        ffi::PyErr_Clear();
+    }
+    Err(PyTypeError::new_err("expected a DLPack capsule named 'dltensor' or 'dltensor_versioned'"))
+}
+
+/// Hand a versioned managed tensor to the core (which owns it on success).
+fn adopt_versioned(py: Python<'_>, managed: *mut DLManagedTensorVersioned, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: a managed tensor the caller owns; the core takes it only on success.
+    if unsafe { TVMFFITensorFromDLPackVersioned(managed, align, contiguous as i32, &mut out) } != 0 {
+        return Err(take_ffi_error(py));
+    }
+    Ok(OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+unsafe extern "C" fn delete_unconsumed_versioned(cap: *mut ffi::PyObject) {
+    // SAFETY: called by CPython with the GIL; a capsule still carrying its
+    // original name was not consumed, so its managed tensor is ours to delete.
+    unsafe {
+        if ffi::PyCapsule_IsValid(cap, VERSIONED.as_ptr()) == 1 {
+            let m = ffi::PyCapsule_GetPointer(cap, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        } else {
+            ffi::PyErr_Clear(); // IsValid failing sets no error, but be safe in a destructor
+        }
+    }
+}
+
+unsafe extern "C" fn delete_unconsumed_legacy(cap: *mut ffi::PyObject) {
+    // SAFETY: as above, for the legacy form.
+    unsafe {
+        if ffi::PyCapsule_IsValid(cap, LEGACY.as_ptr()) == 1 {
+            let m = ffi::PyCapsule_GetPointer(cap, LEGACY.as_ptr()) as *mut DLManagedTensor;
+            if let Some(d) = (*m).deleter {
+                d(m);
+            }
+        } else {
+            ffi::PyErr_Clear();
+        }
+    }
+}
+
+/// A DLPack capsule sharing the Tensor's memory (and holding a reference).
+#[pyfunction]
+pub fn tensor_to_dlpack(py: Python<'_>, t: &Bound<'_, PyAny>, versioned: bool) -> PyResult<PyObject> {
+    let h = tensor_handle(t)?;
+    // SAFETY: a live Tensor; the capsule owns the managed tensor until consumed.
+    unsafe {
+        let (managed, name, dtor): (*mut c_void, &CStr, ffi::PyCapsule_Destructor) = if versioned {
+            let mut out: *mut DLManagedTensorVersioned = ptr::null_mut();
+            if TVMFFITensorToDLPackVersioned(h as *mut c_void, &mut out) != 0 {
+                return Err(take_ffi_error(py));
+            }
+            (out as *mut c_void, VERSIONED, delete_unconsumed_versioned)
+        } else {
+            let mut out: *mut DLManagedTensor = ptr::null_mut();
+            if TVMFFITensorToDLPack(h as *mut c_void, &mut out) != 0 {
+                return Err(take_ffi_error(py));
+            }
+            (out as *mut c_void, LEGACY, delete_unconsumed_legacy)
+        };
+        let cap = ffi::PyCapsule_New(managed, name.as_ptr(), Some(dtor));
+        if cap.is_null() {
+            let err = PyErr::fetch(py);
+            // Not wrapped: delete it here, as the capsule would have.
+            if versioned {
+                let m = managed as *mut DLManagedTensorVersioned;
+                if let Some(d) = (*m).deleter {
+                    d(m);
+                }
+            } else {
+                let m = managed as *mut DLManagedTensor;
+                if let Some(d) = (*m).deleter {
+                    d(m);
+                }
+            }
+            return Err(err);
+        }
+        Ok(PyObject::from_owned_ptr(py, cap))
+    }
+}
+
+fn tensor_handle(t: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
+    if !crate::registry::is_wrapper(t) {
+        return Err(PyTypeError::new_err(format!("expected a tether.Tensor, got {}", convert::type_name(t))));
+    }
+    let h = handle_of(t)?;
+    // SAFETY: a live handle (the wrapper owns +1).
+    if unsafe { (*h).type_index } != ti::kTVMFFITensor {
+        return Err(PyTypeError::new_err(format!("expected a tether.Tensor, got {}", convert::type_name(t))));
+    }
+    Ok(h)
+}
+
+/// `from_dlpack` for Python.
+#[pyfunction]
+pub fn tensor_from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>, require_alignment: i32, require_contiguous: bool) -> PyResult<PyObject> {
+    let t = tensor_from_py(py, obj, require_alignment, require_contiguous)?;
+    convert::any_to_py(py, t)
+}
+
+/// `(data, (device_type, device_id), ndim, (code, bits, lanes), shape,
+/// strides, byte_offset)` of a Tensor; strides are made compact row-major
+/// when the tensor has none.
+#[pyfunction]
+pub fn tensor_info<'py>(py: Python<'py>, t: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyTuple>> {
+    let h = tensor_handle(t)?;
+    // SAFETY: a Tensor's DLTensor follows its object header and lives as
+    // long as the object, which the wrapper keeps alive.
+    let dl = unsafe { &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const DLTensor) };
+    let ndim = dl.ndim.max(0) as usize;
+    // SAFETY: shape (and strides, when present) hold ndim entries.
+    let shape: Vec<i64> = if ndim == 0 { Vec::new() } else { unsafe { std::slice::from_raw_parts(dl.shape, ndim) }.to_vec() };
+    let strides: Vec<i64> = if dl.strides.is_null() || ndim == 0 {
+        let mut s = vec![1i64; ndim];
+        for i in (0..ndim.saturating_sub(1)).rev() {
+            s[i] = s[i + 1] * shape[i + 1];
+        }
+        s
+    } else {
+        // SAFETY: as above.
+        unsafe { std::slice::from_raw_parts(dl.strides, ndim) }.to_vec()
+    };
+    PyTuple::new(
+        py,
+        [
+            (dl.data as usize).into_pyobject(py)?.into_any(),
+            (dl.device.device_type, dl.device.device_id).into_pyobject(py)?.into_any(),
+            dl.ndim.into_pyobject(py)?.into_any(),
+            (dl.dtype.code, dl.dtype.bits, dl.dtype.lanes).into_pyobject(py)?.into_any(),
+            PyTuple::new(py, shape)?.into_any(),
+            PyTuple::new(py, strides)?.into_any(),
+            dl.byte_offset.into_pyobject(py)?.into_any(),
+        ],
+    )
+}
+
+/// `(code, bits, lanes)` of a dtype spelling.
+#[pyfunction]
+pub fn dtype_parse(py: Python<'_>, text: &str) -> PyResult<(u8, u8, u16)> {
+    let s = TVMFFIByteArray { data: text.as_ptr() as *const _, size: text.len() };
+    let mut out = DLDataType { code: 0, bits: 0, lanes: 0 };
+    // SAFETY: valid byte array and output slot.
+    if unsafe { TVMFFIDataTypeFromString(&s, &mut out) } != 0 {
+        return Err(take_ffi_error(py));
+    }
+    Ok((out.code, out.bits, out.lanes))
+}
+
+/// The canonical spelling of a dtype.
+#[pyfunction]
+pub fn dtype_format(py: Python<'_>, code: u8, bits: u8, lanes: u16) -> PyResult<PyObject> {
+    let dt = DLDataType { code, bits, lanes };
+    let mut out = TVMFFIAny::NONE;
+    // SAFETY: valid input and output slot.
+    if unsafe { TVMFFIDataTypeToString(&dt, &mut out) } != 0 {
+        return Err(take_ffi_error(py));
+    }
+    convert::any_to_py(py, OwnedAny(out))
+}
+
+/// Set the current stream of a device; returns the previous one.
+#[pyfunction]
+pub fn env_set_stream(py: Python<'_>, device_type: i32, device_id: i32, stream: usize) -> PyResult<usize> {
+    let mut prev: *mut c_void = ptr::null_mut();
+    // SAFETY: plain values and an output slot.
+    if unsafe { TVMFFIEnvSetStream(device_type, device_id, stream as *mut c_void, &mut prev) } != 0 {
+        return Err(take_ffi_error(py));
+    }
+    Ok(prev as usize)
+}
+
+/// The current stream of a device (0 when none was set).
+#[pyfunction]
+pub fn env_get_stream(device_type: i32, device_id: i32) -> usize {
+    // SAFETY: plain values.
+    unsafe { TVMFFIEnvGetStream(device_type, device_id) as usize }
+}
