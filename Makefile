@@ -12,7 +12,7 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: all build demo test test-rust test-c test-symbols test-upstream-cpp test-python python sanitize clean
+.PHONY: all build demo test test-rust test-c test-symbols test-upstream-cpp test-upstream-tensor test-python python sanitize clean
 
 all: build
 
@@ -71,6 +71,22 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
 	$(TARGET)/upstream_cpp/static_types_test
+	$(MAKE) --no-print-directory test-upstream-tensor
+
+# The add_one kernel library (a plugin tether's Python side loads too) and
+# the tensor conformance test that dlopens it. The headers' export macro
+# leaves a parameter unused, hence -Wno-unused-parameter for the kernel.
+UPSTREAM_KERNEL := $(TARGET)/upstream_cpp/libadd_one.so
+
+$(UPSTREAM_KERNEL): tests/upstream_cpp/kernels/add_one.cc build $(VENV_STAMP)
+	mkdir -p $(TARGET)/upstream_cpp
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -fPIC -shared -I"$(PEER_INCLUDE)" \
+	    tests/upstream_cpp/kernels/add_one.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $@
+
+test-upstream-tensor: build $(VENV_STAMP) $(UPSTREAM_KERNEL)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/tensor_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -ldl -o $(TARGET)/upstream_cpp/tensor_test
+	$(TARGET)/upstream_cpp/tensor_test $(UPSTREAM_KERNEL)
 
 # The benchmark against the peer (bench/run.py): `bench` for the README's
 # figures, `bench-quick` (seconds) keeps the harness working in `make test`

@@ -13,6 +13,8 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
+#[allow(unused_imports)]
+use crate::dlpack::*;
 use crate::api_table::{with_core_api, TetherCoreApiTable, TETHER_CORE_API_VERSION};
 use crate::dlpack::*;
 
