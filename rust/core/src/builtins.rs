@@ -23,7 +23,7 @@ fn owned(args: &[AnyView<'_>]) -> Result<Vec<Any>, Error> {
 
 /// All builtin globals, registered when the registry is first touched.
 pub(crate) fn all() -> Vec<Builtin> {
-    vec![
+    let mut all = vec![
         (
             // f(-1) -> count; f(i) -> name i (a snapshot taken when f is made).
             "ffi.FunctionListGlobalNamesFunctor",
@@ -168,5 +168,8 @@ pub(crate) fn all() -> Vec<Builtin> {
             "testing.raise_error",
             f(|args| Err(Error::new(arg::<String>(args, 0, "kind")?, arg::<String>(args, 1, "message")?))),
         ),
-    ]
+    ];
+    all.extend(crate::structural::register_globals());
+    all.extend(crate::serialization::register_globals());
+    all
 }
