@@ -48,6 +48,12 @@ fn content_hash(index: i32, bytes: &[u8]) -> u64 {
 /// Hash of a POD value.
 fn pod_hash(value: &Any) -> u64 {
     let raw = value.as_raw();
+    // Inline bytes hash as upstream hashes them, by type and payload (bytes
+    // of up to 7 bytes are always inline, so equal values still agree).
+    if raw.type_index == ti::kTVMFFISmallBytes {
+        // SAFETY: the payload of inline bytes is 8 plain bytes.
+        return hash_combine(raw.type_index as u64, unsafe { raw.value.v_uint64 });
+    }
     if let Some(b) = value.view().str_bytes() {
         return content_hash(raw.type_index, b);
     }
