@@ -201,7 +201,8 @@ pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Res
     layouts().write().insert(index, Arc::new(layout));
     type_registry::register_metadata(
         index,
-        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: total as i32, structural_eq_hash_kind: 0 },
+        // TreeNode: upstream py_class's default structural kind.
+        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: total as i32, structural_eq_hash_kind: 1 },
     )?;
     let new_fn = Function::from_closure(move |args| {
         if !args.is_empty() {

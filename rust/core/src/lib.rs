@@ -31,7 +31,9 @@ pub mod error;
 pub mod function;
 pub mod object;
 pub mod reflection;
+pub mod serialization;
 pub mod string;
+pub mod structural;
 pub mod tensor;
 pub mod type_registry;
 

@@ -1,0 +1,431 @@
+//! JSON object graphs (`ffi.ToJSONGraph`, `ffi.FromJSONGraph`,
+//! `ffi.ToJSONGraphString`, `ffi.FromJSONGraphString`) in TVM-FFI's format,
+//! so graphs written by either runtime load in the other:
+//!
+//! `{"root_index": i, "nodes": [...], "metadata": ...}` where each node is
+//! `{"type": <type key>, "data": ...}`, children come before their parents,
+//! and equal values (PODs and strings by value, objects by identity) share
+//! one node. Data by type: `int`/`bool`/`float` the value, `ffi.String` the
+//! text, `ffi.Bytes` base64, `ffi.Array`/`ffi.List` node indices,
+//! `ffi.Map` alternating key/value indices, `ffi.Shape` the dims, `Device`
+//! `[type, id]`, `DataType` its text, `None` nothing; reflected objects an
+//! object of fields (int/bool/float/None-typed fields inline, others as node
+//! indices), or whatever the type's `__data_to_json__` hook returns (read
+//! back with `__data_from_json__`). A cycle (which the format cannot
+//! express) is an error.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::abi::{field_flag, type_index as ti, DLDataType, DLDevice};
+use crate::any::Any;
+use crate::containers::{Array, List, Map, Shape};
+use crate::dataclass;
+use crate::error::Error;
+use crate::function::{arg, Function};
+use crate::object::ObjectRef;
+use crate::structural::deep_stack;
+use crate::type_registry;
+
+use super::repr::dtype_text;
+
+const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+pub fn base64_encode(data: &[u8]) -> String {
+    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
+    for chunk in data.chunks(3) {
+        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            if k <= chunk.len() {
+                out.push(B64[(n >> (18 - 6 * k)) as usize & 63] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+pub fn base64_decode(text: &[u8]) -> Result<Vec<u8>, Error> {
+    let bad = || Error::value_error("Invalid base64 data in JSON graph");
+    if text.len() % 4 != 0 {
+        return Err(bad());
+    }
+    let mut out = Vec::with_capacity(text.len() / 4 * 3);
+    for chunk in text.chunks(4) {
+        let mut n = 0u32;
+        let mut pad = 0;
+        for &c in chunk {
+            let v = match c {
+                b'A'..=b'Z' => c - b'A',
+                b'a'..=b'z' => c - b'a' + 26,
+                b'0'..=b'9' => c - b'0' + 52,
+                b'+' => 62,
+                b'/' => 63,
+                b'=' => {
+                    pad += 1;
+                    0
+                }
+                _ => return Err(bad()),
+            };
+            n = n << 6 | v as u32;
+        }
+        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
+        out.extend_from_slice(&bytes[..3 - pad.min(2)]);
+    }
+    Ok(out)
+}
+
+fn parse_dtype(s: &str) -> Result<DLDataType, Error> {
+    let bad = || Error::value_error(format!("Cannot parse data type {s:?}"));
+    let (body, lanes) = match s.rsplit_once('x') {
+        Some((b, l)) if !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()) => (b, l.parse::<u16>().map_err(|_| bad())?),
+        _ => (s, 1),
+    };
+    if body == "bool" {
+        return Ok(DLDataType { code: 1, bits: 1, lanes });
+    }
+    for (prefix, code) in [("bfloat", 4u8), ("float", 2), ("uint", 1), ("int", 0)] {
+        if let Some(bits) = body.strip_prefix(prefix) {
+            return Ok(DLDataType { code, bits: bits.parse().map_err(|_| bad())?, lanes });
+        }
+    }
+    Err(bad())
+}
+
+fn obj_any(o: ObjectRef) -> Any {
+    Any::from_object(o)
+}
+fn map_of(pairs: Vec<(&str, Any)>) -> Result<Any, Error> {
+    let pairs = pairs.into_iter().map(|(k, v)| Ok((Any::string(k)?, v))).collect::<Result<Vec<_>, Error>>()?;
+    Ok(obj_any(Map::new(pairs)?.into_object()))
+}
+fn array_of(items: Vec<Any>) -> Result<Any, Error> {
+    Ok(obj_any(Array::new(items)?.into_object()))
+}
+
+#[derive(Hash, PartialEq, Eq)]
+enum NodeKey {
+    Pod(i32, u64),
+    Str(Vec<u8>),
+    Bytes(Vec<u8>),
+    Object(usize),
+}
+
+struct Writer {
+    nodes: Vec<Any>,
+    index: HashMap<NodeKey, i64>,
+    active: HashSet<usize>,
+    /// Keeps serialized objects alive so their addresses stay unique.
+    keep: Vec<ObjectRef>,
+}
+
+fn node_key(v: &Any) -> NodeKey {
+    match v.type_index() {
+        ti::kTVMFFIStr | ti::kTVMFFISmallStr => NodeKey::Str(v.view().str_bytes().unwrap_or_default().to_vec()),
+        ti::kTVMFFIBytes | ti::kTVMFFISmallBytes => NodeKey::Bytes(v.view().str_bytes().unwrap_or_default().to_vec()),
+        // SAFETY: POD payloads are 8 plain bytes.
+        i => match v.object_ptr() {
+            Some(p) => NodeKey::Object(p as usize),
+            None => NodeKey::Pod(i, unsafe { v.as_raw().value.v_uint64 }),
+        },
+    }
+}
+
+impl Writer {
+    fn node(&mut self, v: &Any) -> Result<i64, Error> {
+        let key = node_key(v);
+        if let Some(i) = self.index.get(&key) {
+            return Ok(*i);
+        }
+        let node = match v.object_ptr() {
+            Some(p) => {
+                if !self.active.insert(p as usize) {
+                    return Err(Error::value_error("Cycle detected during serialization: a value contains itself"));
+                }
+                let r = deep_stack::guarded(|| self.make_node(v));
+                self.active.remove(&(p as usize));
+                self.keep.push(v.as_object().expect("object"));
+                r?
+            }
+            None => self.make_node(v)?,
+        };
+        let i = self.nodes.len() as i64;
+        self.nodes.push(node);
+        self.index.insert(key, i);
+        Ok(i)
+    }
+
+    fn indices(&mut self, items: &[Any]) -> Result<Any, Error> {
+        let idx = items.iter().map(|v| self.node(v).map(Any::from)).collect::<Result<Vec<_>, _>>()?;
+        array_of(idx)
+    }
+
+    fn make_node(&mut self, v: &Any) -> Result<Any, Error> {
+        let raw = v.as_raw();
+        let (ty, data): (String, Option<Any>) = match v.type_index() {
+            ti::kTVMFFINone => ("None".into(), None),
+            ti::kTVMFFIBool => ("bool".into(), Some(Any::from(v.get::<bool>()?))),
+            ti::kTVMFFIInt => ("int".into(), Some(Any::from(v.get::<i64>()?))),
+            ti::kTVMFFIFloat => ("float".into(), Some(Any::from(v.get::<f64>()?))),
+            ti::kTVMFFIDataType => {
+                // SAFETY: a DataType value carries v_dtype.
+                let d = unsafe { raw.value.v_dtype };
+                ("DataType".into(), Some(Any::string(&dtype_text(d.code, d.bits, d.lanes))?))
+            }
+            ti::kTVMFFIDevice => {
+                // SAFETY: a Device value carries v_device.
+                let d = unsafe { raw.value.v_device };
+                ("Device".into(), Some(array_of(vec![Any::from(d.device_type as i64), Any::from(d.device_id as i64)])?))
+            }
+            ti::kTVMFFIStr | ti::kTVMFFISmallStr => ("ffi.String".into(), Some(Any::string(&v.get::<String>()?)?)),
+            ti::kTVMFFIBytes | ti::kTVMFFISmallBytes => {
+                ("ffi.Bytes".into(), Some(Any::string(&base64_encode(v.view().str_bytes().unwrap_or_default()))?))
+            }
+            ti::kTVMFFIArray => {
+                let items: Vec<Any> = Array::from_object(v.as_object().expect("array"))?.iter().cloned().collect();
+                ("ffi.Array".into(), Some(self.indices(&items)?))
+            }
+            ti::kTVMFFIList => ("ffi.List".into(), Some(self.indices(&List::from_object(v.as_object().expect("list"))?.to_vec())?)),
+            ti::kTVMFFIMap => {
+                let flat: Vec<Any> =
+                    Map::from_object(v.as_object().expect("map"))?.items().flat_map(|(k, x)| [k.clone(), x.clone()]).collect();
+                ("ffi.Map".into(), Some(self.indices(&flat)?))
+            }
+            ti::kTVMFFIShape => {
+                let dims = Shape::from_object(v.as_object().expect("shape"))?.dims().iter().map(|d| Any::from(*d)).collect();
+                ("ffi.Shape".into(), Some(array_of(dims)?))
+            }
+            i if crate::structural::is_object_index(i) => (v.type_key(), Some(self.object_data(v.as_object().expect("object"))?)),
+            _ => return Err(Error::runtime_error(format!("Cannot serialize type `{}`", v.type_key()))),
+        };
+        let mut pairs = vec![("type", Any::string(&ty)?)];
+        if let Some(d) = data {
+            pairs.push(("data", d));
+        }
+        map_of(pairs)
+    }
+
+    fn object_data(&mut self, obj: ObjectRef) -> Result<Any, Error> {
+        let index = obj.type_index();
+        if let Some(hook) = type_registry::attr_value(index, b"__data_to_json__") {
+            return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[Any::from_object(obj)]);
+        }
+        let info = type_registry::type_info(index).ok_or_else(|| Error::type_error("unregistered type"))?;
+        // SAFETY: non-NULL metadata records live for the process.
+        let has_creator = (!info.metadata.is_null() && unsafe { (*info.metadata).creator.is_some() })
+            || type_registry::attr_value(index, b"__ffi_new__").is_some();
+        if !has_creator {
+            return Err(Error::type_error(format!(
+                "Type `{}` does not support ToJSONGraph (no native creator or __ffi_new__ type attr)",
+                type_registry::type_key_of(index)
+            )));
+        }
+        let mut pairs = Vec::new();
+        for f in type_registry::all_fields(index) {
+            let name = crate::structural::field_name(f);
+            let v = dataclass::get_field(&obj, f)?;
+            let data = match f.field_static_type_index {
+                ti::kTVMFFINone => Any::none(),
+                ti::kTVMFFIBool | ti::kTVMFFIInt | ti::kTVMFFIFloat => v,
+                ti::kTVMFFIDataType => self.make_node(&v)?.get::<ObjectRef>().and_then(Map::from_object).map(|m| m.get(&Any::string("data").unwrap()).unwrap_or_default())?,
+                _ => Any::from(self.node(&v)?),
+            };
+            pairs.push((Any::string(&name)?, data));
+        }
+        Ok(obj_any(Map::new(pairs)?.into_object()))
+    }
+}
+
+/// The graph of `value` as a JSON value (a Map), with optional metadata.
+pub fn to_json_graph(value: &Any, metadata: &Any) -> Result<Any, Error> {
+    let mut w = Writer { nodes: Vec::new(), index: HashMap::new(), active: HashSet::new(), keep: Vec::new() };
+    let root = w.node(value)?;
+    let mut pairs = vec![("root_index", Any::from(root)), ("nodes", array_of(std::mem::take(&mut w.nodes))?)];
+    if !metadata.is_none() {
+        pairs.push(("metadata", metadata.clone()));
+    }
+    map_of(pairs)
+}
+
+struct Reader {
+    nodes: Vec<Any>,
+    decoded: Vec<Option<Any>>,
+    active: HashSet<i64>,
+}
+
+fn invalid(msg: impl std::fmt::Display) -> Error {
+    Error::value_error(format!("Invalid JSON Object Graph: {msg}"))
+}
+
+fn field(node: &Map, name: &str) -> Result<Any, Error> {
+    node.get(&Any::string(name)?).ok_or_else(|| invalid(format!("node has no `{name}`")))
+}
+
+fn index_list(data: &Any) -> Result<Vec<i64>, Error> {
+    Array::from_object(data.get::<ObjectRef>()?)?.iter().map(|v| v.get::<i64>()).collect()
+}
+
+impl Reader {
+    fn node(&mut self, i: i64) -> Result<Any, Error> {
+        if i < 0 || i as usize >= self.nodes.len() {
+            return Err(invalid(format!("invalid node index {i}")));
+        }
+        if let Some(v) = &self.decoded[i as usize] {
+            return Ok(v.clone());
+        }
+        if !self.active.insert(i) {
+            return Err(invalid(format!("node {i} refers to itself")));
+        }
+        let node = self.nodes[i as usize].clone();
+        let r = deep_stack::guarded(|| self.decode(&node));
+        self.active.remove(&i);
+        let v = r?;
+        self.decoded[i as usize] = Some(v.clone());
+        Ok(v)
+    }
+
+    fn decode(&mut self, node: &Any) -> Result<Any, Error> {
+        let node = Map::from_object(node.get::<ObjectRef>().map_err(|_| invalid("a node is not an object"))?)?;
+        let ty: String = field(&node, "type")?.get()?;
+        let index = type_registry::key_to_index(ty.as_bytes())
+            .ok_or_else(|| Error::key_error(format!("type key {ty:?} is not registered")))?;
+        let data = || field(&node, "data");
+        Ok(match index {
+            ti::kTVMFFINone => Any::none(),
+            ti::kTVMFFIBool => Any::from(data()?.get::<bool>()?),
+            ti::kTVMFFIInt => Any::from(data()?.get::<i64>()?),
+            ti::kTVMFFIFloat => Any::from(data()?.get::<f64>()?),
+            ti::kTVMFFIDataType => Any::data_type(parse_dtype(&data()?.get::<String>()?)?),
+            ti::kTVMFFIDevice => {
+                let d = index_list(&data()?)?;
+                if d.len() != 2 {
+                    return Err(invalid(format!(
+                        "Device data must be an array of [device_type, device_id], got {} element(s)",
+                        d.len()
+                    )));
+                }
+                Any::device(DLDevice { device_type: d[0] as _, device_id: d[1] as i32 })
+            }
+            ti::kTVMFFIStr => Any::string(&data()?.get::<String>()?)?,
+            ti::kTVMFFIBytes => Any::bytes(&base64_decode(data()?.get::<String>()?.as_bytes())?)?,
+            ti::kTVMFFIArray | ti::kTVMFFIList => {
+                let items = index_list(&data()?)?.into_iter().map(|i| self.node(i)).collect::<Result<Vec<_>, _>>()?;
+                if index == ti::kTVMFFIArray {
+                    array_of(items)?
+                } else {
+                    obj_any(List::new(items)?.into_object())
+                }
+            }
+            ti::kTVMFFIMap => {
+                let idx = index_list(&data()?)?;
+                if idx.len() % 2 != 0 {
+                    return Err(invalid(format!(
+                        "Map/Dict data must contain an even number of [key, value] entries, got {}",
+                        idx.len()
+                    )));
+                }
+                let mut pairs = Vec::with_capacity(idx.len() / 2);
+                for kv in idx.chunks(2) {
+                    pairs.push((self.node(kv[0])?, self.node(kv[1])?));
+                }
+                obj_any(Map::new(pairs)?.into_object())
+            }
+            ti::kTVMFFIShape => {
+                obj_any(Shape::new(&index_list(&data()?)?)?.into_object())
+            }
+            _ => self.decode_object(index, &data()?)?,
+        })
+    }
+
+    fn decode_object(&mut self, index: i32, data: &Any) -> Result<Any, Error> {
+        if let Some(hook) = type_registry::attr_value(index, b"__data_from_json__") {
+            return Function::from_object(hook.get::<ObjectRef>()?)?.call(std::slice::from_ref(data));
+        }
+        let new = type_registry::attr_value(index, b"__ffi_new__").ok_or_else(|| {
+            Error::type_error(format!(
+                "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr)",
+                type_registry::type_key_of(index)
+            ))
+        })?;
+        let obj = Function::from_object(new.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>()?;
+        let fields = Map::from_object(data.get::<ObjectRef>()?)?;
+        for f in type_registry::all_fields(index) {
+            let name = crate::structural::field_name(f);
+            match fields.get(&Any::string(&name)?) {
+                Some(raw) => {
+                    let v = match f.field_static_type_index {
+                        ti::kTVMFFINone => Any::none(),
+                        ti::kTVMFFIBool => Any::from(raw.get::<bool>()?),
+                        ti::kTVMFFIInt => Any::from(raw.get::<i64>()?),
+                        ti::kTVMFFIFloat => Any::from(raw.get::<f64>()?),
+                        ti::kTVMFFIDataType => Any::data_type(parse_dtype(&raw.get::<String>()?)?),
+                        _ => self.node(raw.get::<i64>()?)?,
+                    };
+                    dataclass::set_field(&obj, f, v.as_raw())?;
+                }
+                None if f.flags & field_flag::kHasDefault != 0 => {
+                    // SAFETY: the registry keeps default values alive.
+                    let default = Any::from_view(&f.default_value_or_factory)?;
+                    let v = if f.flags & field_flag::kDefaultFromFactory != 0 {
+                        Function::from_object(default.get::<ObjectRef>()?)?.call(&[])?
+                    } else {
+                        default
+                    };
+                    dataclass::set_field(&obj, f, v.as_raw())?;
+                }
+                None => {
+                    return Err(Error::type_error(format!(
+                        "Required field `{name}` not set in type `{}`",
+                        type_registry::type_key_of(index)
+                    )))
+                }
+            }
+        }
+        Ok(Any::from_object(obj))
+    }
+}
+
+/// The value a JSON graph (a Map) describes.
+pub fn from_json_graph(graph: &Any) -> Result<Any, Error> {
+    let top = graph
+        .get::<ObjectRef>()
+        .ok()
+        .and_then(|o| Map::from_object(o).ok())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected an object"))?;
+    let root = top
+        .get(&Any::string("root_index")?)
+        .and_then(|v| (v.type_index() == ti::kTVMFFIInt).then(|| v.get::<i64>().ok()).flatten())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `root_index` integer field"))?;
+    let nodes = top
+        .get(&Any::string("nodes")?)
+        .and_then(|v| v.get::<ObjectRef>().ok())
+        .and_then(|o| Array::from_object(o).ok())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `nodes` array field"))?;
+    let nodes: Vec<Any> = nodes.iter().cloned().collect();
+    let n = nodes.len();
+    Reader { nodes, decoded: vec![None; n], active: HashSet::new() }.node(root)
+}
+
+pub(crate) fn globals() -> Vec<super::Global> {
+    let metadata = |args: &[crate::any::AnyView<'_>]| args.get(1).map_or(Ok(Any::none()), |a| a.to_owned());
+    vec![
+        (
+            "ffi.ToJSONGraph",
+            Function::from_closure(move |args| to_json_graph(&arg::<Any>(args, 0, "value")?, &metadata(args)?)),
+        ),
+        (
+            "ffi.ToJSONGraphString",
+            Function::from_closure(move |args| {
+                super::json::stringify_to_any(&to_json_graph(&arg::<Any>(args, 0, "value")?, &metadata(args)?)?, 0)
+            }),
+        ),
+        ("ffi.FromJSONGraph", Function::from_closure(|args| from_json_graph(&arg::<Any>(args, 0, "graph")?))),
+        (
+            "ffi.FromJSONGraphString",
+            Function::from_closure(|args| {
+                from_json_graph(&super::json::parse(arg::<String>(args, 0, "text")?.as_bytes())?)
+            }),
+        ),
+    ]
+}

@@ -1,0 +1,244 @@
+//! Structural hashing (`ffi.StructuralHash`), consistent with
+//! [`super::equal`]: structurally equal values hash equally. Values follow
+//! TVM-FFI's scheme (`StableHashCombine` over type indices, payloads, byte
+//! hashes and type-key hashes), so hashes are stable across processes and
+//! equal upstream's for PODs, strings, containers and reflected objects.
+//!
+//! Free variables hash by address outside def regions and by their order of
+//! appearance inside one; DAG nodes also mix in their order of first
+//! appearance, so a shared node and two equal copies hash differently, as
+//! equality tells them apart. Map entries are combined in an order
+//! independent of insertion (sorted by key hash; entries whose keys have no
+//! such hash yet are skipped, and values of tied keys are left out).
+
+use std::collections::HashMap;
+
+use crate::abi::{field_flag, type_index as ti, TVMFFITypeInfo};
+use crate::any::{Any, AnyView};
+use crate::containers::{Array, List, Map, Shape};
+use crate::error::Error;
+use crate::function::{arg, Function};
+use crate::object::ObjectRef;
+use crate::type_registry;
+
+use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global};
+
+/// The structural hash of `value`.
+pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bool) -> Result<u64, Error> {
+    Hasher::new(map_free_vars, skip_tensor_content).hash_any(value)
+}
+
+struct Hasher {
+    region: i32,
+    #[allow(dead_code)] // read by tensor hashing once ffi.Tensor exists in the core
+    skip_tensor_content: bool,
+    free_var_counter: u64,
+    graph_node_counter: u64,
+    /// Hashes of objects seen so far, keyed by address (the entry keeps the
+    /// object alive so the address is not reused).
+    memo: HashMap<usize, (ObjectRef, u64)>,
+}
+
+/// Hash of a string or bytes content (heap and inline alike).
+fn content_hash(index: i32, bytes: &[u8]) -> u64 {
+    let class = if matches!(index, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes) { ti::kTVMFFIBytes } else { ti::kTVMFFIStr };
+    hash_combine(class as u64, hash_bytes(bytes))
+}
+
+/// Hash of a POD value.
+fn pod_hash(value: &Any) -> u64 {
+    let raw = value.as_raw();
+    // Inline bytes hash as upstream hashes them, by type and payload (bytes
+    // of up to 7 bytes are always inline, so equal values still agree).
+    if raw.type_index == ti::kTVMFFISmallBytes {
+        // SAFETY: the payload of inline bytes is 8 plain bytes.
+        return hash_combine(raw.type_index as u64, unsafe { raw.value.v_uint64 });
+    }
+    if let Some(b) = value.view().str_bytes() {
+        return content_hash(raw.type_index, b);
+    }
+    // SAFETY: POD payloads are 8 plain bytes.
+    let mut bits = unsafe { raw.value.v_uint64 };
+    // SAFETY: as above.
+    if raw.type_index == ti::kTVMFFIFloat && unsafe { raw.value.v_float64 }.is_nan() {
+        bits = f64::NAN.to_bits();
+    }
+    hash_combine(raw.type_index as u64, bits)
+}
+
+impl Hasher {
+    fn new(map_free_vars: bool, skip_tensor_content: bool) -> Hasher {
+        Hasher {
+            region: if map_free_vars { def_region::PATTERN } else { def_region::NONE },
+            skip_tensor_content,
+            free_var_counter: 0,
+            graph_node_counter: 0,
+            memo: HashMap::new(),
+        }
+    }
+
+    fn hash_any(&mut self, value: &Any) -> Result<u64, Error> {
+        let index = value.type_index();
+        if !super::is_object_index(index) {
+            return Ok(pod_hash(value));
+        }
+        let obj = value.as_object().expect("object index");
+        match index {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(pod_hash(value)),
+            ti::kTVMFFIArray => {
+                let items: Vec<Any> = Array::from_object(obj)?.iter().cloned().collect();
+                deep_stack::guarded(|| self.hash_sequence(index, &items))
+            }
+            ti::kTVMFFIList => {
+                let items = List::from_object(obj)?.to_vec();
+                deep_stack::guarded(|| self.hash_sequence(index, &items))
+            }
+            ti::kTVMFFIMap => {
+                let map = Map::from_object(obj)?;
+                deep_stack::guarded(|| self.hash_map(index, &map))
+            }
+            ti::kTVMFFIShape => {
+                let shape = Shape::from_object(obj)?;
+                let mut h = hash_combine(super::type_index_key_hash(index), shape.dims().len() as u64);
+                for d in shape.dims() {
+                    h = hash_combine(h, *d as u64);
+                }
+                Ok(h)
+            }
+            _ => deep_stack::guarded(|| self.hash_object(obj)),
+        }
+    }
+
+    fn hash_sequence(&mut self, index: i32, items: &[Any]) -> Result<u64, Error> {
+        let mut h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
+        for it in items {
+            h = hash_combine(h, self.hash_any(it)?);
+        }
+        Ok(h)
+    }
+
+    /// A hash for a map key that does not depend on where the key is met.
+    fn order_independent_hash(&self, key: &Any) -> Option<u64> {
+        match key.object_ptr() {
+            None => Some(pod_hash(key)),
+            Some(_) if key.view().str_bytes().is_some() => Some(pod_hash(key)),
+            Some(p) => self.memo.get(&(p as usize)).map(|(_, h)| *h),
+        }
+    }
+
+    fn hash_map(&mut self, index: i32, map: &Map) -> Result<u64, Error> {
+        let mut h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
+        let mut items: Vec<(u64, Any)> =
+            map.items().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
+        items.sort_by_key(|(kh, _)| *kh);
+        let mut i = 0;
+        while i < items.len() {
+            let mut j = i + 1;
+            while j < items.len() && items[j].0 == items[i].0 {
+                j += 1;
+            }
+            h = hash_combine(h, items[i].0);
+            if j == i + 1 {
+                h = hash_combine(h, self.hash_any(&items[i].1)?);
+            }
+            i = j;
+        }
+        Ok(h)
+    }
+
+    fn hash_object(&mut self, obj: ObjectRef) -> Result<u64, Error> {
+        let info = super::type_info_of(&obj)?;
+        let k = super::structural_kind(info)?;
+        let addr = obj.as_ptr() as usize;
+        if let Some((_, h)) = self.memo.get(&addr) {
+            return Ok(*h);
+        }
+        let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
+        let mut h = if k != kind::FREE_VAR {
+            self.hash_fields(&obj, info, key_hash)?
+        } else {
+            // The fields are hashed even when the result is not used: free
+            // variables met inside them advance the counter.
+            let saved = self.region;
+            if self.region == def_region::SIMPLE {
+                self.region = def_region::NONE;
+            }
+            let fields = self.hash_fields(&obj, info, key_hash);
+            self.region = saved;
+            let fields = fields?;
+            if self.region != def_region::NONE {
+                let h = hash_combine(fields, self.free_var_counter);
+                self.free_var_counter += 1;
+                h
+            } else {
+                addr as u64
+            }
+        };
+        if k == kind::DAG_NODE {
+            h = hash_combine(h, self.graph_node_counter);
+            self.graph_node_counter += 1;
+        }
+        self.memo.insert(addr, (obj, h));
+        Ok(h)
+    }
+
+    fn hash_fields(&mut self, obj: &ObjectRef, info: &TVMFFITypeInfo, init: u64) -> Result<u64, Error> {
+        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_hash__") {
+            let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
+            let o = Any::from_object(obj.clone());
+            return super::hook_callback::with_scoped_callback(self, hook_callback_body, |cb| {
+                Ok(hook.call(&[o, Any::from(init as i64), Any::from_object(cb.as_object().clone())])?.get::<i64>()? as u64)
+            });
+        }
+        let mut h = init;
+        for field in type_registry::all_fields(info.type_index) {
+            if field.flags & field_flag::kSEqHashIgnore != 0 {
+                continue;
+            }
+            let v = super::read_field(obj, field)?;
+            let fh = match super::region_for_field(field.flags, self.region) {
+                Some(region) => {
+                    let saved = std::mem::replace(&mut self.region, region);
+                    let r = self.hash_any(&v);
+                    self.region = saved;
+                    r?
+                }
+                None => self.hash_any(&v)?,
+            };
+            h = hash_combine(h, fh);
+        }
+        Ok(h)
+    }
+}
+
+/// `callback(value, init_hash, def_region_kind) -> int` for hooks: the
+/// combination of `init_hash` with the value's hash (as a signed 64-bit
+/// integer, the same bits).
+fn hook_callback_body(hasher: &mut Hasher, args: &[AnyView<'_>]) -> Result<Any, Error> {
+    let value = args.first().ok_or_else(|| Error::type_error("the __s_hash__ callback takes (value, init_hash, def_region_kind)"))?.to_owned()?;
+    let init: i64 = arg(args, 1, "init_hash")?;
+    let requested: i32 = if args.len() > 2 { arg(args, 2, "def_region_kind")? } else { def_region::NONE };
+    let region = super::region_for_hook(requested, hasher.region);
+    let saved = std::mem::replace(&mut hasher.region, region);
+    let h = hasher.hash_any(&value);
+    hasher.region = saved;
+    Ok(Any::from(hash_combine(init as u64, h?) as i64))
+}
+
+pub(crate) fn globals() -> Vec<Global> {
+    vec![(
+        "ffi.StructuralHash",
+        Function::from_closure(|args| {
+            if args.is_empty() || args.len() > 3 {
+                return Err(Error::type_error(format!(
+                    "ffi.StructuralHash takes (value, map_free_vars=False, skip_tensor_content=False), got {} arguments",
+                    args.len()
+                )));
+            }
+            let flag = |i: usize, name: &str| if args.len() > i { arg::<bool>(args, i, name) } else { Ok(false) };
+            let h = structural_hash(&args[0].to_owned()?, flag(1, "map_free_vars")?, flag(2, "skip_tensor_content")?)?;
+            // Bit-cast: the full u64 range does not fit an FFI int otherwise.
+            Ok(Any::from(h as i64))
+        }),
+    )]
+}

@@ -1,0 +1,181 @@
+//! Structural algorithms over FFI values, following TVM-FFI's semantics:
+//! structural equality ([`equal`]), structural hashing ([`hash`]), the
+//! hashable [`key`] wrapper, and the [`access_path`] objects that name where
+//! two values first differ. Objects take part through reflection: their
+//! registered fields (skipping `SEqHashIgnore`, opening def regions at
+//! `SEqHashDef*`), the structural kind in their type metadata, and the type
+//! attributes `__s_equal__` / `__s_hash__` when a type customises the walk.
+//!
+//! This module holds what the algorithms share: the stable hash primitives,
+//! the per-type structural kind, and reading reflected fields.
+
+pub mod access_path;
+pub mod deep_stack;
+pub mod equal;
+pub mod hash;
+pub mod hook_callback;
+pub mod key;
+
+use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
+use crate::any::Any;
+use crate::error::{byte_slice, Error};
+use crate::function::Function;
+use crate::object::ObjectRef;
+use crate::type_registry;
+
+/// `TVMFFISEqHashKind`.
+pub mod kind {
+    pub const UNSUPPORTED: i32 = 0;
+    pub const TREE_NODE: i32 = 1;
+    pub const FREE_VAR: i32 = 2;
+    pub const DAG_NODE: i32 = 3;
+    pub const CONST_TREE_NODE: i32 = 4;
+    pub const UNIQUE_INSTANCE: i32 = 5;
+}
+
+/// `TVMFFIDefRegionKind`.
+pub mod def_region {
+    pub const NONE: i32 = 0;
+    /// Propagates to everything below it; entering another region inside
+    /// it has no effect.
+    pub const PATTERN: i32 = 1;
+    /// Free variables directly in it bind; their own fields do not.
+    pub const SIMPLE: i32 = 2;
+}
+
+/// TVM-FFI's `StableHashCombine`: stable across processes and platforms.
+pub fn hash_combine(key: u64, value: u64) -> u64 {
+    key ^ value.wrapping_add(0x9e37_79b9).wrapping_add(key << 6).wrapping_add(key >> 2)
+}
+
+/// TVM-FFI's `StableHashBytes` (little-endian words, modulo 2^31 - 1).
+pub fn hash_bytes(data: &[u8]) -> u64 {
+    const MULTIPLIER: u64 = 1_099_511_628_211;
+    const MODULUS: u64 = 2_147_483_647;
+    let mut result: u64 = 0;
+    let mut chunks = data.chunks_exact(8);
+    for c in &mut chunks {
+        let word = u64::from_le_bytes(c.try_into().expect("8-byte chunk"));
+        result = result.wrapping_mul(MULTIPLIER).wrapping_add(word) % MODULUS;
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut word = [0u8; 8];
+        word[..rest.len()].copy_from_slice(rest);
+        result = result.wrapping_mul(MULTIPLIER).wrapping_add(u64::from_le_bytes(word)) % MODULUS;
+    }
+    result
+}
+
+/// The hash TVM-FFI stores as a type's `type_key_hash` when built with
+/// libstdc++ (`std::hash<std::string_view>`, 64-bit Murmur2 with libstdc++'s
+/// seed). Structural hashes of containers and objects start from it, so
+/// using the same function makes tether's hashes equal upstream's.
+pub fn type_key_hash(key: &[u8]) -> u64 {
+    const MUL: u64 = (0xc6a4_a793u64 << 32) + 0x5bd1_e995;
+    const SEED: u64 = 0xc70f_6907;
+    fn shift_mix(v: u64) -> u64 {
+        v ^ (v >> 47)
+    }
+    let mut hash = SEED ^ (key.len() as u64).wrapping_mul(MUL);
+    let mut chunks = key.chunks_exact(8);
+    for c in &mut chunks {
+        let data = shift_mix(u64::from_le_bytes(c.try_into().expect("8-byte chunk")).wrapping_mul(MUL)).wrapping_mul(MUL);
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut data = 0u64;
+        for &b in rest.iter().rev() {
+            data = (data << 8) + b as u64;
+        }
+        hash ^= data;
+        hash = hash.wrapping_mul(MUL);
+    }
+    hash = shift_mix(hash).wrapping_mul(MUL);
+    shift_mix(hash)
+}
+
+/// The type key hash of a registered type index.
+pub(crate) fn type_index_key_hash(index: i32) -> u64 {
+    type_key_hash(type_registry::type_key_of(index).as_bytes())
+}
+
+/// The structural kind of an object's type, with TVM-FFI's errors for
+/// types that do not take part.
+pub(crate) fn structural_kind(info: &TVMFFITypeInfo) -> Result<i32, Error> {
+    // SAFETY: type infos and their keys live for the process.
+    let key = String::from_utf8_lossy(unsafe { byte_slice(&info.type_key) }).into_owned();
+    if info.metadata.is_null() {
+        return Err(Error::type_error(format!(
+            "Type metadata is not set for type `{key}`, so StructuralHash is not supported for this type"
+        )));
+    }
+    // SAFETY: non-NULL metadata records live for the process.
+    let kind = unsafe { (*info.metadata).structural_eq_hash_kind };
+    if kind == kind::UNSUPPORTED {
+        return Err(Error::type_error(format!(
+            "_type_s_eq_hash_kind is not set for type `{key}`, so StructuralHash is not supported for this type"
+        )));
+    }
+    Ok(kind)
+}
+
+pub(crate) fn type_info_of(obj: &ObjectRef) -> Result<&'static TVMFFITypeInfo, Error> {
+    type_registry::type_info(obj.type_index())
+        .ok_or_else(|| Error::type_error(format!("object has unregistered type index {}", obj.type_index())))
+}
+
+/// Read a reflected field of `obj` (the field belongs to its type).
+pub(crate) fn read_field(obj: &ObjectRef, field: &TVMFFIFieldInfo) -> Result<Any, Error> {
+    crate::dataclass::get_field(obj, field)
+}
+
+pub(crate) fn field_name(field: &TVMFFIFieldInfo) -> String {
+    // SAFETY: registered field names live for the process.
+    String::from_utf8_lossy(unsafe { byte_slice(&field.name) }).into_owned()
+}
+
+/// The region a `SEqHashDef*` field opens inside region `current`.
+pub(crate) fn region_for_field(flags: i64, current: i32) -> Option<i32> {
+    use crate::abi::field_flag::{kSEqHashDefPattern, kSEqHashDefSimple};
+    if flags & (kSEqHashDefPattern | kSEqHashDefSimple) == 0 {
+        return None;
+    }
+    Some(if current == def_region::PATTERN {
+        def_region::PATTERN
+    } else if flags & kSEqHashDefSimple != 0 {
+        def_region::SIMPLE
+    } else {
+        def_region::PATTERN
+    })
+}
+
+/// The region a custom hook's callback asks for inside region `current`.
+pub(crate) fn region_for_hook(requested: i32, current: i32) -> i32 {
+    if current == def_region::PATTERN || requested == def_region::NONE {
+        current
+    } else {
+        requested
+    }
+}
+
+pub(crate) fn is_object_index(index: i32) -> bool {
+    index >= ti::kTVMFFIStaticObjectBegin
+}
+
+/// A builtin global: its name and its function.
+pub(crate) type Global = (&'static str, Result<Function, Error>);
+
+/// The structural globals (`ffi.StructuralEqual`, `ffi.StructuralHash`,
+/// `ffi.GetFirstStructuralMismatch`, `ffi.StructuralKey`,
+/// `ffi.StructuralKeyEqual`), and the reflection of the access-path and key
+/// types.
+pub(crate) fn register_globals() -> Vec<Global> {
+    let mut out = Vec::new();
+    out.extend(equal::globals());
+    out.extend(hash::globals());
+    out.extend(key::globals());
+    out
+}
