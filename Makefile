@@ -13,7 +13,7 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: all build demo lint lint-buildifier lint-starlark lint-nix test test-rust test-c test-symbols test-upstream-cpp test-python python sanitize clean
+.PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols test-upstream-cpp test-python python sanitize clean
 
 all: build
 
@@ -93,7 +93,18 @@ BUILDIFIER := $(CURDIR)/node_modules/.bin/buildifier
 LINT_STAMP := $(VENV)/.tether-lint-deps
 STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' '*.bzl' 'BUILD' | grep -v '^node_modules/')
 
-lint: lint-buildifier lint-starlark lint-nix
+lint: lint-buildifier lint-starlark lint-nix lint-entry-points
+
+# The sources Bazel alone would run, built and run here too: the consumer
+# example against the Cargo-built core, and the per-file py_test runner on a
+# suite (from another directory, as under Bazel).
+lint-entry-points: build python
+	mkdir -p $(TARGET)/bazel_consumer
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include examples/bazel_consumer/echo_client.cc \
+	    examples/bazel_consumer/echo_client_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	    -o $(TARGET)/bazel_consumer/echo_client_test
+	$(TARGET)/bazel_consumer/echo_client_test
+	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
 
 $(BUILDIFIER): package.json package-lock.json
 	npm ci --prefix $(CURDIR) --no-audit --no-fund --ignore-scripts
