@@ -3,6 +3,7 @@
 #   make demo       build the core and the Python package, run both demos
 #   make test       build everything and run every test suite
 #   make sanitize   Rust suites under ASan/TSan (nightly), Python suite under valgrind
+#   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, flake evaluation
 
 CARGO  ?= cargo
 CC     ?= cc
@@ -12,7 +13,8 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: all build demo test test-rust test-c test-symbols test-upstream-cpp test-upstream-tensor test-python python sanitize clean
+.PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
+	test-upstream-cpp test-upstream-tensor test-python python sanitize clean bench bench-quick
 
 all: build
 
@@ -23,7 +25,7 @@ demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: test-rust test-c test-symbols test-upstream-cpp test-python bench-quick
+test: lint test-rust test-c test-symbols test-upstream-cpp test-python bench-quick
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -109,6 +111,49 @@ sanitize:
 	$(MAKE) python
 	cd tests/python && PYTHONMALLOC=malloc valgrind --quiet --error-exitcode=99 \
 	    --suppressions=$(CURDIR)/tests/python/valgrind-python.supp $(PY) -m pytest -q -p no:cacheprovider
+
+# Bazel and Nix's package set cannot be downloaded where tether is built, so
+# their files are checked without them: buildifier (npm, repo-local
+# node_modules/) formats and lints every Starlark file; check.py evaluates
+# MODULE.bazel and the BUILD files with stub rules (labels, attributes, every
+# source in a target); nix-instantiate (Debian's nix-bin) parses flake.nix and
+# evaluates its outputs against stub inputs.
+BUILDIFIER := $(CURDIR)/node_modules/.bin/buildifier
+LINT_STAMP := $(VENV)/.tether-lint-deps
+STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' '*.bzl' 'BUILD' | grep -v '^node_modules/')
+
+lint: lint-buildifier lint-starlark lint-nix lint-entry-points
+
+# The sources Bazel alone would run, built and run here too: the consumer
+# example against the Cargo-built core, and the per-file py_test runner on a
+# suite (from another directory, as under Bazel).
+lint-entry-points: build python
+	mkdir -p $(TARGET)/bazel_consumer
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include examples/bazel_consumer/echo_client.cc \
+	    examples/bazel_consumer/echo_client_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	    -o $(TARGET)/bazel_consumer/echo_client_test
+	$(TARGET)/bazel_consumer/echo_client_test
+	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
+
+$(BUILDIFIER): package.json package-lock.json
+	npm ci --prefix $(CURDIR) --no-audit --no-fund --ignore-scripts
+	touch $@
+
+lint-buildifier: $(BUILDIFIER)
+	$(BUILDIFIER) --mode=check --lint=warn $(STARLARK_FILES)
+
+$(LINT_STAMP): $(VENV_STAMP)
+	$(PY) -m pip install --quiet "starlark-pyo3==2026.1.3"
+	touch $@
+
+lint-starlark: $(LINT_STAMP)
+	$(PY) tools/starlark_check/check.py
+	$(PY) -m pytest -q -p no:cacheprovider tools/starlark_check/test_check.py
+
+lint-nix:
+	command -v nix-instantiate >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin; }
+	nix-instantiate --parse flake.nix >/dev/null
+	nix-instantiate --eval --strict --readonly-mode tools/nix_check/eval.nix
 
 clean:
 	$(CARGO) clean

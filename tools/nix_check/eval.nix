@@ -1,0 +1,55 @@
+# Evaluates flake.nix's outputs against stub inputs (stub_nixpkgs.nix and a
+# flake-utils with the real eachSystem semantics) and checks what a user's
+# `nix develop`, `nix build` and `nix flake check` rely on: the systems, the
+# packages and how they are built, the dev shell's tools, the checks.
+# Run: nix-instantiate --eval --strict --readonly-mode tools/nix_check/eval.nix
+let
+  flake = import ../../flake.nix;
+  flake-utils.lib.eachSystem = systems: f:
+    let
+      perSystem = builtins.listToAttrs (map (s: { name = s; value = f s; }) systems);
+      names = builtins.attrNames (f (builtins.head systems));
+    in
+    builtins.listToAttrs (map
+      (n: { name = n; value = builtins.mapAttrs (_: v: v.${n}) perSystem; })
+      names);
+  nixpkgs = { outPath = ./stub_nixpkgs.nix; };
+  out = flake.outputs { self = { }; inherit nixpkgs flake-utils; };
+
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" "x86_64-darwin" ];
+  check = cond: msg: if cond then true else throw "flake check: ${msg}";
+  names = drvs: map (d: d.name) drvs;
+  has = attrs: n: builtins.hasAttr n attrs;
+
+  perSystem = system:
+    let
+      p = out.packages.${system};
+      shell = out.devShells.${system}.default;
+      shellTools = names shell.args.packages;
+      pyEnv = builtins.head (builtins.filter (d: d.name == "python3-env") shell.args.packages);
+      core = p.tether-core.args;
+      wheel = p.tether-python.args;
+      c = out.checks.${system};
+    in
+    builtins.all (x: x) [
+      (check (builtins.all (has p) [ "tether-core" "tether-python" "default" ]) "${system}: packages")
+      (check (core.cargoLock.lockFile == ../../Cargo.lock) "${system}: tether-core uses the root Cargo.lock")
+      (check (builtins.pathExists core.cargoLock.lockFile) "${system}: Cargo.lock exists")
+      (check (!(core.src.filter "/x/target" "directory")) "${system}: the source filter drops target/")
+      (check (core.src.filter "/x/rust" "directory") "${system}: the source filter keeps rust/")
+      (check (p.tether-python.builder == "buildPythonPackage" && wheel.pyproject) "${system}: the wheel is a pyproject build")
+      (check (builtins.elem "maturinBuildHook" (names wheel.nativeBuildInputs)) "${system}: the wheel is built by maturin")
+      (check (wheel.cargoDeps.args.lockFile == ../../python/Cargo.lock) "${system}: the wheel vendors python/Cargo.lock")
+      (check (builtins.all (t: builtins.elem t shellTools) [ "cargo" "rustc" "maturin" "cc" "bazel" "python3-env" ]) "${system}: dev shell tools (${toString shellTools})")
+      (check (builtins.all (t: builtins.elem t (names pyEnv.args.packages)) [ "pytest" "numpy" ]) "${system}: dev shell Python has pytest and numpy")
+      (check (builtins.all (has c) [ "rust" "c-abi" "python" ]) "${system}: checks")
+      (check c.rust.args.doCheck "${system}: the rust check runs the tests")
+      (check (builtins.match ".*abi_test.*" c.c-abi.args.script != null) "${system}: the C check runs abi_test")
+      (check (builtins.match ".*pytest.*" c.python.args.script != null) "${system}: the Python check runs pytest")
+    ];
+in
+{
+  systems = check (builtins.attrNames out.packages == builtins.sort builtins.lessThan systems) "systems";
+  perSystem = builtins.all perSystem systems;
+  formatter = check (builtins.all (s: has out.formatter s) systems) "formatter";
+}
