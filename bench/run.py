@@ -30,6 +30,7 @@ from workloads import Library, floors, memory_per_object, operations  # noqa: E4
 
 # Ratio targets (tether / peer) by operation prefix; the first match applies.
 TARGETS = [
+    ("call.numpy", 0.8),
     ("attr_hit.", 0.4),
     ("attr_churn.", 0.8),
     ("create.", 0.5),
@@ -38,7 +39,6 @@ TARGETS = [
     ("array.obj", 0.2),
     ("array.int", 0.8),
     ("native.make_object", 1.1),
-    ("call.numpy", 0.8),
 ]
 
 

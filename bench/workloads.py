@@ -119,6 +119,13 @@ def operations(lib: Library, native) -> Dict[str, Runner]:
     for k in CALL_ARGS:
         ops[f"call.args{k}"] = _loop("echo(*args)", {"echo": echo, "args": (1,) * k})
     ops["call.object"] = _loop("echo(obj)", {"echo": echo, "obj": obj})
+    try:
+        import numpy
+
+        arr = numpy.zeros(16, dtype="float32")
+        ops["call.numpy"] = _loop("echo(arr)", {"echo": echo, "arr": arr})
+    except ImportError:  # NumPy is optional for the benchmark
+        pass
 
     loop = native.callback_loop
     for k in CALLBACK_ARGS:
@@ -167,7 +174,7 @@ def floors() -> Dict[str, Runner]:
     for k in CALL_ARGS:
         f, args = builtin_calls[k]
         out[f"call.args{k}"] = _loop("f(*args)", {"f": f, "args": args})
-    out["call.object"] = _loop("f(o)", {"f": id, "o": Slot()})
+    out["call.object"] = out["call.numpy"] = _loop("f(o)", {"f": id, "o": Slot()})
     lst = list(range(ARRAY_LEN))
     for op in ("array.obj_hit", "array.obj_churn", "array.int"):
         out[op] = _loop(f"a[{ARRAY_LEN // 2}]", {"a": lst})
