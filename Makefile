@@ -68,6 +68,9 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
 	$(TARGET)/upstream_cpp/static_types_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/containers_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/containers_test
+	$(TARGET)/upstream_cpp/containers_test
 
 # AddressSanitizer (with LeakSanitizer) over every Rust test, and
 # ThreadSanitizer over the multi-threaded tests. TSan needs an instrumented

@@ -8,6 +8,7 @@ dropping and re-fetching its wrapper gives back the same ``id``.
 
 from .core import (
     Array,
+    Dict,
     Error,
     Function,
     List,
@@ -25,6 +26,7 @@ from . import dataclasses, testing
 
 __all__ = [
     "Array",
+    "Dict",
     "Error",
     "Function",
     "List",

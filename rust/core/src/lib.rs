@@ -35,7 +35,7 @@ pub mod string;
 pub mod type_registry;
 
 pub use any::{Any, AnyView, FromAny, IntoAny};
-pub use containers::{Array, List, Map, Shape};
+pub use containers::{Array, Dict, List, Map, Shape};
 pub use error::Error;
 pub use function::Function;
 pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};
