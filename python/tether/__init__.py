@@ -8,6 +8,7 @@ dropping and re-fetching its wrapper gives back the same ``id``.
 
 from .core import (
     Array,
+    Dict,
     Error,
     Function,
     List,
@@ -47,6 +48,7 @@ __all__ = [
     "use_raw_stream",
     "use_torch_stream",
     "Array",
+    "Dict",
     "Error",
     "Function",
     "List",

@@ -172,11 +172,15 @@ def _error_parts(err: Error):
 # later overrides or removes the global names (register_global_func(...,
 # override=True), ffi.FunctionRemoveGlobal).
 _BUILTIN_NAMES = (
-    "ffi.Array", "ffi.ArraySize", "ffi.ArrayGetItem",
+    "ffi.Array", "ffi.ArraySize", "ffi.ArrayGetItem", "ffi.ArrayContains",
     "ffi.List", "ffi.ListSize", "ffi.ListGetItem", "ffi.ListSetItem", "ffi.ListAppend",
-    "ffi.ListInsert", "ffi.ListPop", "ffi.ListClear",
-    "ffi.Map", "ffi.MapSize", "ffi.MapGetItem", "ffi.MapContains", "ffi.MapItems",
-    "ffi.Shape", "tether.dataclass.RegisterType",
+    "ffi.ListInsert", "ffi.ListPop", "ffi.ListClear", "ffi.ListContains", "ffi.ListReverse",
+    "ffi.ListEraseRange", "ffi.ListReplaceSlice",
+    "ffi.Map", "ffi.MapSize", "ffi.MapGetItem", "ffi.MapCount", "ffi.MapGetItemOrMissing",
+    "ffi.MapForwardIterFunctor",
+    "ffi.Dict", "ffi.DictSize", "ffi.DictGetItem", "ffi.DictSetItem", "ffi.DictCount",
+    "ffi.DictErase", "ffi.DictClear", "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor",
+    "ffi.GetInvalidObject", "ffi.Shape", "tether.dataclass.RegisterType",
 )
 
 
@@ -205,7 +209,16 @@ class _Sequence(Object):
     """Read access shared by Array and List (named by their builtins)."""
 
     __slots__ = ()
-    _size_fn = _getitem_fn = ""
+    _size_fn = _getitem_fn = _contains_fn = ""
+
+    @staticmethod
+    def _normalize(i: int, n: int) -> int:
+        """Python's negative indices; the core's globals take ``0 <= i < n``
+        (the message is tvm_ffi's)."""
+        j = i + n if i < 0 else i
+        if not 0 <= j < n:
+            raise IndexError(f"Index out of range. size: {n}, got index {i}")
+        return j
 
     def __len__(self) -> int:
         return _ffi.call(_builtin(self._size_fn), self)
@@ -213,7 +226,10 @@ class _Sequence(Object):
     def __getitem__(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return _ffi.call(_builtin(self._getitem_fn), self, _index(i))
+        return _ffi.call(_builtin(self._getitem_fn), self, self._normalize(_index(i), len(self)))
+
+    def __contains__(self, value) -> bool:
+        return _ffi.call(_builtin(self._contains_fn), self, value)
 
     def __iter__(self):
         return iter(_ffi.seq_items(self))
@@ -231,7 +247,7 @@ class Array(_Sequence):
     """An immutable FFI sequence; ``Array([1, 2, 3])``."""
 
     __slots__ = ()
-    _size_fn, _getitem_fn = "ffi.ArraySize", "ffi.ArrayGetItem"
+    _size_fn, _getitem_fn, _contains_fn = "ffi.ArraySize", "ffi.ArrayGetItem", "ffi.ArrayContains"
 
     def __new__(cls, items: Iterable = ()):
         return _ffi.call(_builtin("ffi.Array"), *items)
@@ -247,7 +263,7 @@ class List(_Sequence):
     """A mutable FFI sequence; ``List([1, 2, 3])``."""
 
     __slots__ = ()
-    _size_fn, _getitem_fn = "ffi.ListSize", "ffi.ListGetItem"
+    _size_fn, _getitem_fn, _contains_fn = "ffi.ListSize", "ffi.ListGetItem", "ffi.ListContains"
 
     def __new__(cls, items: Iterable = ()):
         return _ffi.call(_builtin("ffi.List"), *items)
@@ -267,16 +283,42 @@ class List(_Sequence):
             yield item
 
     def __setitem__(self, i, value) -> None:
-        _ffi.call(_builtin("ffi.ListSetItem"), self, _index(i), value)
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                raise ValueError("List slice assignment supports step 1 only")
+            stop = max(start, stop)
+            _ffi.call(_builtin("ffi.ListReplaceSlice"), self, start, stop, List(value))
+            return
+        _ffi.call(_builtin("ffi.ListSetItem"), self, self._normalize(_index(i), len(self)), value)
+
+    def __delitem__(self, i) -> None:
+        if isinstance(i, slice):
+            start, stop, step = i.indices(len(self))
+            if step != 1:
+                raise ValueError("List slice deletion supports step 1 only")
+            _ffi.call(_builtin("ffi.ListEraseRange"), self, start, max(start, stop))
+            return
+        self.pop(i)
 
     def append(self, value) -> None:
         _ffi.call(_builtin("ffi.ListAppend"), self, value)
 
     def insert(self, i: int, value) -> None:
-        _ffi.call(_builtin("ffi.ListInsert"), self, _index(i), value)
+        # Python's list.insert clamps the position into [0, len].
+        n = len(self)
+        i = _index(i)
+        i = i + n if i < 0 else i
+        _ffi.call(_builtin("ffi.ListInsert"), self, min(max(i, 0), n), value)
 
     def pop(self, i: int = -1):
-        return _ffi.call(_builtin("ffi.ListPop"), self, _index(i))
+        n = len(self)
+        if n == 0:
+            raise IndexError("pop from empty list")
+        return _ffi.call(_builtin("ffi.ListPop"), self, self._normalize(_index(i), n))
+
+    def reverse(self) -> None:
+        _ffi.call(_builtin("ffi.ListReverse"), self)
 
     def clear(self) -> None:
         _ffi.call(_builtin("ffi.ListClear"), self)
@@ -286,33 +328,52 @@ class List(_Sequence):
             self.append(v)
 
 
-class Map(Object):
-    """An immutable FFI mapping; ``Map({"a": 1})``."""
+class _Mapping(Object):
+    """Read access shared by Map and Dict (named by their builtins)."""
 
     __slots__ = ()
+    _size_fn = _getitem_fn = _count_fn = _or_missing_fn = _iter_fn = ""
 
-    def __new__(cls, items=()):
+    @staticmethod
+    def _flat_pairs(items) -> list:
         pairs = items.items() if hasattr(items, "items") else items
         flat = []
         for k, v in pairs:
             flat += (k, v)
-        return _ffi.call(_builtin("ffi.Map"), *flat)
+        return flat
+
+    def _iter_pairs(self):
+        """(key, value) pairs through the core's forward iterator, which
+        raises RuntimeError if a Dict changes under it."""
+        it = _ffi.call(_builtin(self._iter_fn), self)
+        # Checked after the iterator exists: if the mapping changes in
+        # between, the iterator's next call raises RuntimeError.
+        if len(self) == 0:
+            return
+        while True:
+            yield it(0), it(1)
+            if not it(2):
+                return
+
+    @staticmethod
+    def _is_missing(value) -> bool:
+        return isinstance(value, Object) and value.same_as(_ffi.call(_builtin("ffi.GetInvalidObject")))
 
     def __len__(self) -> int:
-        return _ffi.call(_builtin("ffi.MapSize"), self)
+        return _ffi.call(_builtin(self._size_fn), self)
 
     def __getitem__(self, key):
-        return _ffi.call(_builtin("ffi.MapGetItem"), self, key)
+        return _ffi.call(_builtin(self._getitem_fn), self, key)
 
     def __contains__(self, key) -> bool:
-        return _ffi.call(_builtin("ffi.MapContains"), self, key)
+        return _ffi.call(_builtin(self._count_fn), self, key) != 0
 
     def get(self, key, default=None):
-        return self[key] if key in self else default
+        ret = _ffi.call(_builtin(self._or_missing_fn), self, key)
+        return default if self._is_missing(ret) else ret
 
     def items(self):
-        flat = list(_get_global("ffi.MapItems", self))
-        return list(zip(flat[0::2], flat[1::2]))
+        return list(self._iter_pairs())
 
     def keys(self):
         return [k for k, _ in self.items()]
@@ -326,10 +387,68 @@ class Map(Object):
     def __repr__(self) -> str:
         if not _ffi.chandle(self):
             return Object.__repr__(self)
-        return f"Map({dict(self.items())!r})"
+        return f"{type(self).__name__}({dict(self.items())!r})"
 
     def __reduce__(self):
-        return (Map, (dict(self.items()),))
+        return (type(self), (dict(self.items()),))
+
+
+class Map(_Mapping):
+    """An immutable FFI mapping; ``Map({"a": 1})``."""
+
+    __slots__ = ()
+    _size_fn, _getitem_fn, _count_fn = "ffi.MapSize", "ffi.MapGetItem", "ffi.MapCount"
+    _or_missing_fn, _iter_fn = "ffi.MapGetItemOrMissing", "ffi.MapForwardIterFunctor"
+
+    def __new__(cls, items=()):
+        return _ffi.call(_builtin("ffi.Map"), *cls._flat_pairs(items))
+
+
+class Dict(_Mapping):
+    """A mutable FFI mapping, shared by reference; ``Dict({"a": 1})``."""
+
+    __slots__ = ()
+    _size_fn, _getitem_fn, _count_fn = "ffi.DictSize", "ffi.DictGetItem", "ffi.DictCount"
+    _or_missing_fn, _iter_fn = "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor"
+
+    def __new__(cls, items=()):
+        return _ffi.call(_builtin("ffi.Dict"), *cls._flat_pairs(items))
+
+    def __setitem__(self, key, value) -> None:
+        _ffi.call(_builtin("ffi.DictSetItem"), self, key, value)
+
+    def __delitem__(self, key) -> None:
+        if _ffi.call(_builtin("ffi.DictCount"), self, key) == 0:
+            raise KeyError(key)
+        _ffi.call(_builtin("ffi.DictErase"), self, key)
+
+    _NO_DEFAULT = object()
+
+    def pop(self, key, default=_NO_DEFAULT):
+        ret = _ffi.call(_builtin("ffi.DictGetItemOrMissing"), self, key)
+        if self._is_missing(ret):
+            if default is Dict._NO_DEFAULT:
+                raise KeyError(key)
+            return default
+        _ffi.call(_builtin("ffi.DictErase"), self, key)
+        return ret
+
+    def setdefault(self, key, default=None):
+        ret = _ffi.call(_builtin("ffi.DictGetItemOrMissing"), self, key)
+        if self._is_missing(ret):
+            self[key] = default
+            return default
+        return ret
+
+    def update(self, other=(), **kwargs) -> None:
+        pairs = other.items() if hasattr(other, "items") else other
+        for k, v in pairs:
+            self[k] = v
+        for k, v in kwargs.items():
+            self[k] = v
+
+    def clear(self) -> None:
+        _ffi.call(_builtin("ffi.DictClear"), self)
 
 
 class Shape(Object):
@@ -340,8 +459,39 @@ class Shape(Object):
     def __new__(cls, dims: Iterable[int] = ()):
         return _ffi.call(_builtin("ffi.Shape"), *dims)
 
+    def _dims(self) -> tuple:
+        # TVM-FFI's ShapeObj: the header (24 bytes), then a pointer to the
+        # int64 dimensions and their count; a Shape never changes.
+        h = _ffi.chandle(self)
+        data, size = ctypes.c_void_p.from_address(h + 24).value, ctypes.c_size_t.from_address(h + 32).value
+        return tuple((ctypes.c_int64 * size).from_address(data)) if size else ()
 
-for _index_, _cls in ((68, Function), (67, Error), (71, Array), (75, List), (72, Map), (69, Shape)):
+    def __len__(self) -> int:
+        return len(self._dims())
+
+    def __getitem__(self, i):
+        return self._dims()[i]
+
+    def __iter__(self):
+        return iter(self._dims())
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, (Shape, tuple, list)):
+            return self._dims() == tuple(other)
+        return NotImplemented
+
+    __hash__ = Object.__hash__
+
+    def __repr__(self) -> str:
+        if not _ffi.chandle(self):
+            return Object.__repr__(self)
+        return f"Shape({self._dims()!r})"
+
+    def __reduce__(self):
+        return (Shape, (self._dims(),))
+
+
+for _index_, _cls in ((68, Function), (67, Error), (71, Array), (75, List), (72, Map), (76, Dict), (69, Shape)):
     _register_class(_index_, _cls)
 del _index_, _cls
 _builtins.update(_load_builtins())

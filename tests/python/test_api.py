@@ -39,7 +39,7 @@ def test_array_protocol():
     arr = tether.Array(range(5))
     assert len(arr) == 5 and list(arr) == [0, 1, 2, 3, 4]
     assert arr[-1] == 4 and arr[1:3] == [1, 2]
-    with pytest.raises(IndexError, match="out of range"):
+    with pytest.raises(IndexError, match="Index out of range"):
         arr[5]
     with pytest.raises(TypeError, match="integers"):
         arr["0"]

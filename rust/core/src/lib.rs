@@ -38,7 +38,7 @@ pub mod tensor;
 pub mod type_registry;
 
 pub use any::{Any, AnyView, FromAny, IntoAny};
-pub use containers::{Array, List, Map, Shape};
+pub use containers::{Array, Dict, List, Map, Shape};
 pub use error::Error;
 pub use function::Function;
 pub use tensor::Tensor;

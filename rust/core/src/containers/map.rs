@@ -1,68 +1,123 @@
-//! Map: an immutable hash map from Any to Any that keeps insertion order.
+//! Map (immutable) and Dict (mutable): hash maps from Any to Any in
+//! TVM-FFI's `MapObj`/`DictObj` layout (see [`super::map_cell`]), keeping
+//! insertion order as TVM-FFI does.
 //!
-//! The layout is tether's own (header, then Rust-owned storage); it is not
-//! TVM-FFI's `MapObj` layout, so C++ code compiled against upstream headers
-//! must go through functions, not read a Map's memory. Keys compare by value
-//! for POD, strings and bytes (inline or heap alike), and by identity for
-//! other objects.
+//! Keys compare by value for POD, strings and bytes (inline or heap alike),
+//! and by identity for other objects. A Map is never changed once another
+//! reference to it exists. A Dict's operations through this API are
+//! serialised by its lock ([`super::container_lock`]); C++ reading the cell
+//! inline does not lock, the same contract as TVM-FFI. Maps and Dicts that
+//! C++ allocated (with its own deleter) are read and changed the same way.
+//!
+//! SAFETY invariants of this module: a `MapObj`/`DictObj` pointer names a
+//! live map object (see `map_cell`); a Dict's cell is only touched under its
+//! lock, a Map's only before the Map is shared.
 
-use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
-
-use crate::abi::{type_index as ti, TVMFFIObject};
+use crate::abi::type_index as ti;
 use crate::any::Any;
 use crate::error::Error;
-use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
+use crate::object::{header_placeholder, object_deleter, ObjectPtr, ObjectRef, ObjectType};
 
-/// A key wrapper giving Any value semantics for hashing.
-struct MapKey(Any);
+use super::container_lock::lock_for;
+use super::map_cell::{CellRef, MapCell, SMALL_INIT, SMALL_MAX, SMALL_TAG};
 
-impl MapKey {
-    fn class(&self) -> (u8, i32) {
-        match self.0.type_index() {
-            ti::kTVMFFIStr | ti::kTVMFFISmallStr => (1, 0),
-            ti::kTVMFFIBytes | ti::kTVMFFISmallBytes => (2, 0),
-            i => (0, i),
+macro_rules! map_object {
+    ($obj:ident, $key:literal, $index:expr) => {
+        /// The object: TVM-FFI's map cell and nothing else.
+        #[repr(C)]
+        pub struct $obj {
+            cell: MapCell,
         }
-    }
-}
 
-impl Hash for MapKey {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        self.class().hash(h);
-        match self.0.view().str_bytes() {
-            Some(b) => b.hash(h),
-            // SAFETY: non-string payloads are 8 plain bytes.
-            None => unsafe { self.0.as_raw().value.v_uint64 }.hash(h),
+        // SAFETY: values are Send + Sync; mutation is serialised by the
+        // container lock (Dict) or happens before sharing (Map).
+        unsafe impl Send for $obj {}
+        // SAFETY: as above.
+        unsafe impl Sync for $obj {}
+
+        // SAFETY: repr(C), header first.
+        unsafe impl ObjectType for $obj {
+            const TYPE_KEY: &'static str = $key;
+            fn type_index() -> i32 {
+                $index
+            }
         }
-    }
+
+        impl Drop for $obj {
+            fn drop(&mut self) {
+                CellRef(&mut self.cell).destroy();
+            }
+        }
+
+        impl $obj {
+            /// A new empty small map with inline room for the largest
+            /// small map, so it grows in place until it turns dense.
+            fn alloc() -> Result<ObjectPtr<$obj>, Error> {
+                let cell = MapCell {
+                    header: header_placeholder(),
+                    data: std::ptr::null_mut(),
+                    size: 0,
+                    slots: SMALL_TAG,
+                    data_deleter: None,
+                };
+                let room = super::map_cell::small_object_size(SMALL_MAX) - std::mem::size_of::<MapCell>();
+                // SAFETY: the inline room is set up as an empty small map
+                // before the object escapes; Drop handles any layout.
+                let p = unsafe { ObjectPtr::new_with_tail($obj { cell }, room, 8)? };
+                // SAFETY: the object has room for SMALL_MAX inline pairs.
+                unsafe { CellRef(p.as_ptr() as *mut MapCell).init_small_inline(SMALL_INIT) };
+                Ok(p)
+            }
+
+            /// Inline pairs the object has room for (only known for objects
+            /// tether allocated).
+            fn inline_room(p: &ObjectPtr<$obj>) -> u64 {
+                // SAFETY: reading the header of a live object.
+                let deleter = unsafe { (*p.header()).deleter };
+                if deleter.map(|d| d as *const () as usize) == Some(object_deleter::<$obj> as *const () as usize) {
+                    SMALL_MAX
+                } else {
+                    0
+                }
+            }
+        }
+    };
 }
 
-impl PartialEq for MapKey {
-    fn eq(&self, o: &Self) -> bool {
-        self.class() == o.class() && self.0.same_value(&o.0)
-    }
-}
-impl Eq for MapKey {}
+map_object!(MapObj, "ffi.Map", ti::kTVMFFIMap);
+map_object!(DictObj, "ffi.Dict", ti::kTVMFFIDict);
 
-#[repr(C)]
-pub struct MapObj {
-    header: TVMFFIObject,
-    entries: Vec<(Any, Any)>,
-    index: HashMap<MapKey, usize>,
+fn cell_of<T: ObjectType>(p: &ObjectPtr<T>) -> CellRef {
+    CellRef(p.as_ptr() as *mut MapCell)
 }
 
-// SAFETY: immutable after construction; holds Send + Sync values.
-unsafe impl Send for MapObj {}
-// SAFETY: as above.
-unsafe impl Sync for MapObj {}
-
-// SAFETY: repr(C), header first.
-unsafe impl ObjectType for MapObj {
-    const TYPE_KEY: &'static str = "ffi.Map";
-    fn type_index() -> i32 {
-        ti::kTVMFFIMap
+/// Build a map object from pairs as repeated insertion does (a repeated key
+/// keeps its first key and position and takes the last value — in the small
+/// layout; see [`Dict::set`] for the dense one).
+fn build<T: ObjectType>(p: &ObjectPtr<T>, room: u64, pairs: Vec<(Any, Any)>) -> Result<(), Error> {
+    let mut graveyard = Vec::new();
+    for (k, v) in pairs {
+        // SAFETY: the object is not shared yet.
+        cell_of(p).insert(k, v, room, &mut graveyard)?;
     }
+    Ok(())
+}
+
+/// Read the pairs of a map under `lock`.
+fn snapshot(c: CellRef) -> Vec<(Any, Any)> {
+    c.pairs()
+        .into_iter()
+        .map(|kv| {
+            // SAFETY: live pairs; the caller's lock or immutability keeps
+            // them alive while they are cloned.
+            unsafe { (Any::from_view(&(*kv).key).expect("stored key"), Any::from_view(&(*kv).value).expect("stored value")) }
+        })
+        .collect()
+}
+
+fn lookup(c: CellRef, key: &Any) -> Option<Any> {
+    // SAFETY: a live pair, cloned while the map cannot change.
+    c.find(key.as_raw()).map(|kv| unsafe { Any::from_view(&(*kv).value).expect("stored value") })
 }
 
 /// An owning handle to a Map.
@@ -70,20 +125,11 @@ unsafe impl ObjectType for MapObj {
 pub struct Map(ObjectPtr<MapObj>);
 
 impl Map {
-    /// Build from pairs; a repeated key keeps its first position and last value.
+    /// Build from pairs, as TVM-FFI's `ffi.Map` does (insertion one by one).
     pub fn new(pairs: Vec<(Any, Any)>) -> Result<Map, Error> {
-        let mut entries: Vec<(Any, Any)> = Vec::with_capacity(pairs.len());
-        let mut index: HashMap<MapKey, usize> = HashMap::with_capacity(pairs.len());
-        for (k, v) in pairs {
-            match index.get(&MapKey(k.clone())) {
-                Some(&i) => entries[i].1 = v,
-                None => {
-                    index.insert(MapKey(k.clone()), entries.len());
-                    entries.push((k, v));
-                }
-            }
-        }
-        Ok(Map(ObjectPtr::new(MapObj { header: header_placeholder(), entries, index })?))
+        let p = MapObj::alloc()?;
+        build(&p, MapObj::inline_room(&p), pairs)?;
+        Ok(Map(p))
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Map, Error> {
@@ -91,22 +137,201 @@ impl Map {
     }
 
     pub fn len(&self) -> usize {
-        self.0.entries.len()
+        cell_of(&self.0).size() as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.entries.is_empty()
+        self.len() == 0
     }
 
     pub fn get(&self, key: &Any) -> Option<Any> {
-        self.0.index.get(&MapKey(key.clone())).map(|&i| self.0.entries[i].1.clone())
+        lookup(cell_of(&self.0), key)
     }
 
-    pub fn items(&self) -> impl Iterator<Item = &(Any, Any)> {
-        self.0.entries.iter()
+    pub fn contains(&self, key: &Any) -> bool {
+        cell_of(&self.0).find(key.as_raw()).is_some()
+    }
+
+    /// The pairs in iteration order.
+    pub fn items(&self) -> Vec<(Any, Any)> {
+        snapshot(cell_of(&self.0))
+    }
+
+    /// Whether the map uses the small layout, and its slot count.
+    pub fn layout(&self) -> (bool, u64) {
+        let c = cell_of(&self.0);
+        (c.is_small(), c.num_slots())
     }
 
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()
+    }
+
+    pub fn as_object(&self) -> ObjectRef {
+        self.0.to_object_ref()
+    }
+}
+
+/// An owning handle to a Dict (shared, mutable).
+#[derive(Clone)]
+pub struct Dict(ObjectPtr<DictObj>);
+
+impl Dict {
+    pub fn new(pairs: Vec<(Any, Any)>) -> Result<Dict, Error> {
+        let p = DictObj::alloc()?;
+        build(&p, DictObj::inline_room(&p), pairs)?;
+        Ok(Dict(p))
+    }
+
+    pub fn from_object(obj: ObjectRef) -> Result<Dict, Error> {
+        obj.downcast::<DictObj>().map(Dict)
+    }
+
+    fn lock(&self) -> parking_lot::MutexGuard<'static, ()> {
+        lock_for(self.0.as_ptr() as *const u8)
+    }
+
+    pub fn len(&self) -> usize {
+        let _g = self.lock();
+        cell_of(&self.0).size() as usize
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn get(&self, key: &Any) -> Option<Any> {
+        let _g = self.lock();
+        lookup(cell_of(&self.0), key)
+    }
+
+    pub fn contains(&self, key: &Any) -> bool {
+        let _g = self.lock();
+        cell_of(&self.0).find(key.as_raw()).is_some()
+    }
+
+    /// Insert or overwrite. As in TVM-FFI, overwriting a key of a dense
+    /// dict moves it to the end of the iteration order; a small one keeps
+    /// its position.
+    pub fn set(&self, key: Any, value: Any) -> Result<(), Error> {
+        let mut graveyard = Vec::new();
+        let r = {
+            let _g = self.lock();
+            cell_of(&self.0).insert(key, value, DictObj::inline_room(&self.0), &mut graveyard)
+        };
+        drop(graveyard); // outside the lock: deleters may run arbitrary code
+        r
+    }
+
+    /// Remove `key`; returns whether it was present.
+    pub fn erase(&self, key: &Any) -> bool {
+        let mut graveyard = Vec::new();
+        let found = {
+            let _g = self.lock();
+            cell_of(&self.0).erase(key.as_raw(), &mut graveyard)
+        };
+        drop(graveyard);
+        found
+    }
+
+    pub fn clear(&self) {
+        let mut graveyard = Vec::new();
+        {
+            let _g = self.lock();
+            cell_of(&self.0).clear(&mut graveyard);
+        }
+        drop(graveyard);
+    }
+
+    /// The pairs in iteration order (a snapshot).
+    pub fn items(&self) -> Vec<(Any, Any)> {
+        let _g = self.lock();
+        snapshot(cell_of(&self.0))
+    }
+
+    /// Whether the dict uses the small layout, and its slot count.
+    pub fn layout(&self) -> (bool, u64) {
+        let _g = self.lock();
+        let c = cell_of(&self.0);
+        (c.is_small(), c.num_slots())
+    }
+
+    pub fn into_object(self) -> ObjectRef {
+        self.0.into_object_ref()
+    }
+
+    pub fn as_object(&self) -> ObjectRef {
+        self.0.to_object_ref()
+    }
+}
+
+/// A forward iterator over a Map or Dict that stays memory-safe while other
+/// threads change a Dict: every step runs under the container's lock and
+/// checks that the map still has the storage and size it had when the
+/// iterator was made (else a RuntimeError, like CPython's dict).
+pub struct MapCursor {
+    obj: ObjectRef,
+    state: parking_lot::Mutex<CursorState>,
+}
+
+struct CursorState {
+    pos: u64,
+    at_end: bool,
+    data: usize,
+    slots: u64,
+    size: u64,
+}
+
+impl MapCursor {
+    /// A cursor at the first pair of `obj`, which must be a Map or a Dict.
+    pub fn new(obj: ObjectRef) -> Result<MapCursor, Error> {
+        if !matches!(obj.type_index(), ti::kTVMFFIMap | ti::kTVMFFIDict) {
+            return Err(Error::type_error(format!("expected ffi.Map or ffi.Dict, got {}", crate::type_registry::type_key_of(obj.type_index()))));
+        }
+        let state = {
+            let _g = lock_for(obj.as_ptr() as *const u8);
+            let c = CellRef(obj.as_ptr() as *mut MapCell);
+            // SAFETY: a live map read under its lock.
+            CursorState { pos: c.begin(), at_end: c.size() == 0, data: unsafe { (*c.0).data } as usize, slots: unsafe { (*c.0).slots }, size: c.size() }
+        };
+        Ok(MapCursor { obj, state: parking_lot::Mutex::new(state) })
+    }
+
+    /// TVM-FFI's iterator functor protocol: 0 the current key, 1 the
+    /// current value, 2 advance (returns whether a pair is left).
+    pub fn command(&self, command: i64) -> Result<Any, Error> {
+        let mut st = self.state.lock();
+        let _g = lock_for(self.obj.as_ptr() as *const u8);
+        let c = CellRef(self.obj.as_ptr() as *mut MapCell);
+        // SAFETY: a live map read under its lock.
+        let (data, slots) = unsafe { ((*c.0).data as usize, (*c.0).slots) };
+        let what = if self.obj.type_index() == ti::kTVMFFIDict { "Dict" } else { "Map" };
+        let changed = || Error::runtime_error(format!("{what} changed size during iteration"));
+        if data != st.data || slots != st.slots || c.size() != st.size {
+            return Err(changed());
+        }
+        if st.at_end {
+            return match command {
+                0 | 1 => Err(Error::index_error("map iterator is past the end")),
+                _ => Ok(Any::from(false)),
+            };
+        }
+        // Same storage and size, but an erase and an insert may have moved
+        // the pair this cursor was on.
+        if !c.holds(st.pos) {
+            return Err(changed());
+        }
+        match command {
+            0 | 1 => {
+                let kv = c.kv_at(st.pos);
+                // SAFETY: a live pair, cloned under the lock.
+                unsafe { Any::from_view(if command == 0 { &(*kv).key } else { &(*kv).value }) }
+            }
+            _ => {
+                st.pos = c.advance(st.pos);
+                st.at_end = st.pos == c.end();
+                Ok(Any::from(!st.at_end))
+            }
+        }
     }
 }

@@ -1,0 +1,61 @@
+"""Dict readers never crash while other threads mutate the same Dict.
+
+Writers grow it through small -> dense and rehash, erase and clear it;
+readers iterate (through the core's forward iterator, which raises
+RuntimeError when the Dict changed under it) and index it (KeyError when a
+key went away). Any other outcome — a crash, a wrong exception — fails.
+"""
+
+import threading
+
+import tether
+
+
+def test_dict_iteration_and_indexing_survive_concurrent_mutation():
+    d = tether.Dict()
+    stop = threading.Event()
+    errors = []
+
+    def writer(seed):
+        i = 0
+        while not stop.is_set():
+            k = (i * 7 + seed) % 300
+            d[k] = f"value {i} with a heap-sized string"
+            if i % 3 == 0:
+                d.pop(k, None)
+            if i % 997 == 0:
+                d.clear()
+            i += 1
+
+    def reader():
+        while not stop.is_set():
+            try:
+                for k, v in d.items():
+                    assert isinstance(k, int) and isinstance(v, str)
+            except RuntimeError as e:
+                assert "changed size during iteration" in str(e)
+            except AssertionError as e:  # pragma: no cover - reported below
+                errors.append(e)
+            for k in range(0, 300, 17):
+                try:
+                    assert isinstance(d[k], str)
+                except KeyError:
+                    pass
+            _ = len(d), (5 in d), d.get(7)
+
+    old_hook = threading.excepthook
+    threading.excepthook = lambda args: errors.append(args.exc_value)
+    threads = [threading.Thread(target=writer, args=(s,)) for s in range(2)]
+    threads += [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    timer = threading.Timer(3.0, stop.set)
+    timer.start()
+    try:
+        for t in threads:
+            t.join()
+    finally:
+        threading.excepthook = old_hook
+    assert not errors, errors
+    for k, v in d.items():
+        assert d[k] == v
