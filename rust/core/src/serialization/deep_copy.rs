@@ -116,7 +116,7 @@ impl Copier {
             let copied = items.iter().map(|v| self.copy(v)).collect::<Result<Vec<_>, _>>()?;
             return Ok(Any::from_object(Array::new(copied)?.into_object()));
         }
-        let pairs: Vec<(Any, Any)> = Map::from_object(obj.clone())?.items().cloned().collect();
+        let pairs: Vec<(Any, Any)> = Map::from_object(obj.clone())?.items();
         let mut copied = Vec::with_capacity(pairs.len());
         for (k, v) in &pairs {
             copied.push((self.copy(k)?, self.copy(v)?));

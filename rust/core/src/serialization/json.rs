@@ -468,7 +468,7 @@ impl Writer {
     fn object(&mut self, map: &Map) -> Result<(), Error> {
         self.out.push(b'{');
         self.level += self.indent;
-        for (i, (k, v)) in map.items().enumerate() {
+        for (i, (k, v)) in map.items().iter().enumerate() {
             if i != 0 {
                 self.out.push(b',');
             }

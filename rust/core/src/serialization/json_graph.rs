@@ -189,7 +189,7 @@ impl Writer {
             ti::kTVMFFIList => ("ffi.List".into(), Some(self.indices(&List::from_object(v.as_object().expect("list"))?.to_vec())?)),
             ti::kTVMFFIMap => {
                 let flat: Vec<Any> =
-                    Map::from_object(v.as_object().expect("map"))?.items().flat_map(|(k, x)| [k.clone(), x.clone()]).collect();
+                    Map::from_object(v.as_object().expect("map"))?.items().iter().flat_map(|(k, x)| [k.clone(), x.clone()]).collect();
                 ("ffi.Map".into(), Some(self.indices(&flat)?))
             }
             ti::kTVMFFIShape => {

@@ -225,7 +225,7 @@ impl Printer {
             ti::kTVMFFIMap => {
                 let map = Map::from_object(obj.clone())?;
                 let mut parts = Vec::with_capacity(map.len());
-                for (k, v) in map.items() {
+                for (k, v) in map.items().iter() {
                     parts.push(format!("{}: {}", self.repr(k)?, self.repr(v)?));
                 }
                 Ok(format!("{{{}}}", parts.join(", ")))

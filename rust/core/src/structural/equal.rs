@@ -167,7 +167,7 @@ impl Equal {
         if a.len() != b.len() && !self.trace {
             return Ok(false);
         }
-        for (k, v) in a.items() {
+        for (k, v) in a.items().iter() {
             let rk = self.map_through(k, true);
             let Some(rv) = b.get(&rk) else {
                 if self.trace {
@@ -185,7 +185,7 @@ impl Equal {
         if a.len() == b.len() {
             return Ok(true);
         }
-        for (k, _) in b.items() {
+        for (k, _) in b.items().iter() {
             let lk = self.map_through(k, false);
             if a.get(&lk).is_none() {
                 if self.trace {

@@ -129,7 +129,7 @@ impl Hasher {
     fn hash_map(&mut self, index: i32, map: &Map) -> Result<u64, Error> {
         let mut h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
         let mut items: Vec<(u64, Any)> =
-            map.items().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
+            map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
         items.sort_by_key(|(kh, _)| *kh);
         let mut i = 0;
         while i < items.len() {

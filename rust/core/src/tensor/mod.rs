@@ -36,7 +36,7 @@ pub fn find_first_non_cpu_device(root: &Any) -> Result<DLDevice, Error> {
             }
             ti::kTVMFFIArray => Array::from_object(obj)?.iter().cloned().collect(),
             ti::kTVMFFIList => List::from_object(obj)?.to_vec(),
-            ti::kTVMFFIMap => Map::from_object(obj)?.items().map(|(_, v)| v.clone()).collect(),
+            ti::kTVMFFIMap => Map::from_object(obj)?.items().into_iter().map(|(_, v)| v).collect(),
             _ => continue,
         };
         stack.extend(children.into_iter().rev());
