@@ -14,18 +14,21 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-upstream-cpp test-upstream-tensor test-python python sanitize clean bench bench-quick
+	test-upstream-cpp test-upstream-tensor test-cpp test-cxx-bridge cpp-toolchains test-python python sanitize clean bench bench-quick
 
 all: build
 
+# The cxx bridge is built by its own Cargo invocation (see Cargo.toml).
+CARGO_WORKSPACE := --workspace --exclude tether-cxx-bridge
+
 build:
-	$(CARGO) build --workspace --all-targets
+	$(CARGO) build $(CARGO_WORKSPACE) --all-targets
 
 demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: lint test-rust test-c test-symbols test-upstream-cpp test-python bench-quick
+test: lint test-rust test-c test-symbols test-upstream-cpp test-cpp test-python bench-quick
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -46,8 +49,13 @@ python: $(VENV_STAMP)
 test-python: python
 	cd tests/python && $(PY) -m pytest -q
 
-test-rust:
-	$(CARGO) test --workspace
+test-rust: test-cxx-bridge
+	$(CARGO) test $(CARGO_WORKSPACE)
+
+# Rust calling C++ written with tether's headers through cxx, on the
+# Cargo-built shared core.
+test-cxx-bridge: build
+	TETHER_CORE_LIB_DIR=$(LIBDIR) $(CARGO) test -p tether-cxx-bridge
 
 # The C test includes only our c_api.h and links the shared library.
 test-c: build
@@ -93,6 +101,44 @@ test-upstream-tensor: build $(VENV_STAMP) $(UPSTREAM_KERNEL)
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -ldl -o $(TARGET)/upstream_cpp/tensor_test
 	$(TARGET)/upstream_cpp/tensor_test $(UPSTREAM_KERNEL)
 
+# tether's own header-only C++ layer (cpp/include/tether): the doctest unit
+# tests built and run with the host g++ and clang++ (-Wall -Wextra -Werror),
+# the interoperability test (a library built with the peer's headers and
+# the test built with tether's, in one process on libtether_core), and
+# compile-only checks with the aarch64 Linux and x86_64 Windows (MinGW-w64,
+# posix threads) cross compilers. Missing compilers and doctest come from
+# Debian (as root).
+CPP_PACKAGES := doctest-dev clang g++-aarch64-linux-gnu g++-mingw-w64-x86-64
+CPP_TOOLS := /usr/include/doctest/doctest.h /usr/bin/clang++ /usr/bin/aarch64-linux-gnu-g++ \
+    /usr/bin/x86_64-w64-mingw32-g++-posix
+CPP_OUT := $(TARGET)/cpp
+CPP_FLAGS := -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include
+
+cpp-toolchains:
+	@for f in $(CPP_TOOLS); do test -e $$f || missing=1; done; \
+	if [ -n "$$missing" ]; then apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(CPP_PACKAGES); fi
+
+test-cpp: build cpp-toolchains $(VENV_STAMP)
+	mkdir -p $(CPP_OUT)/doctest-include
+	ln -sfn /usr/include/doctest $(CPP_OUT)/doctest-include/doctest
+	for cxx in g++ clang++; do \
+	    $$cxx $(CPP_FLAGS) tests/cpp/layer_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	        -o $(CPP_OUT)/layer_test_$$cxx && $(CPP_OUT)/layer_test_$$cxx || exit 1; \
+	done
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -fPIC -shared -I"$(PEER_INCLUDE)" tests/cpp/interop/upstream_side.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(CPP_OUT)/libinterop_upstream.so
+	$(CXX) $(CPP_FLAGS) tests/cpp/interop_test.cc -Wl,--no-as-needed -L$(CPP_OUT) -linterop_upstream \
+	    -Wl,--as-needed -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR):$(CPP_OUT) -o $(CPP_OUT)/interop_test
+	$(CPP_OUT)/interop_test
+	for cxx in aarch64-linux-gnu-g++ x86_64-w64-mingw32-g++-posix; do \
+	    for src in tests/cpp/layer_test.cc tests/cpp/interop_test.cc tests/python/native/cpp_plugin.cc; do \
+	        $$cxx $(CPP_FLAGS) -I$(CPP_OUT)/doctest-include -fsyntax-only $$src || exit 1; \
+	    done; \
+	done
+	clang++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
+	g++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
+
 # The benchmark against the peer (bench/run.py): `bench` for the README's
 # figures, `bench-quick` (seconds) keeps the harness working in `make test`
 # and asserts nothing about speed.
@@ -107,7 +153,7 @@ bench-quick: python
 # std (-Zbuild-std), hence nightly's rust-src.
 sanitize:
 	rustup component add rust-src --toolchain nightly
-	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly test --workspace --tests \
+	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly test $(CARGO_WORKSPACE) --tests \
 	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/asan
 	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
 	    --test objects_and_values --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan

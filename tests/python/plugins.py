@@ -78,3 +78,17 @@ def build_upstream_kernel(source: str, out) -> str:
            f"-I{upstream_include_dir()}", *config.ldflags().split(), config.libs()]
     subprocess.run(cmd, check=True)
     return str(out)
+
+
+CPP_PLUGIN_SOURCE = os.path.join(HERE, "native", "cpp_plugin.cc")
+
+
+def build_cpp_plugin(out_dir) -> str:
+    """The C++ plugin of ``native/cpp_plugin.cc``, written against tether's
+    own header-only C++ layer (the headers the package carries) and linked
+    to its core through ``tether-config``'s flags."""
+    out = os.path.join(str(out_dir), "libcpp_plugin.so")
+    cmd = [cxx_compiler(), "-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-shared", "-fPIC", "-o", out,
+           CPP_PLUGIN_SOURCE, f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
+    subprocess.run(cmd, check=True)
+    return out

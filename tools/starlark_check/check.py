@@ -138,6 +138,12 @@ class Evaluator:
         if key in self.mod.targets:
             self.problem(f"target '{name}' defined twice in //{self.package}")
         self.mod.targets[key] = Target(kind, kw, self.package, self.where)
+        if kind == "genrule":
+            # Each output is a file target of the package.
+            for out in flatten(kw.get("outs", [])):
+                if (self.package, out) in self.mod.targets:
+                    self.problem(f"genrule '{name}' output '{out}' is already a target of //{self.package}")
+                self.mod.targets[(self.package, out)] = Target("generated_file", {"name": out}, self.package, self.where)
         for a, v in kw.items():
             if a in stubs.LABEL_ATTRS:
                 for label in flatten(v):
@@ -222,7 +228,7 @@ class Evaluator:
 
     def base_module(self, package_for_labels: str) -> sl.Module:
         m = sl.Module()
-        for kind in ("filegroup", "test_suite", "platform", "toolchain", "config_setting", "alias"):
+        for kind in ("filegroup", "genrule", "test_suite", "platform", "toolchain", "config_setting", "alias"):
             m.add_callable(kind, self.rule_fn(kind))
         m.add_callable("glob", self.glob)
         m.add_callable("select", self.select)

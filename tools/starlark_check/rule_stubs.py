@@ -87,6 +87,13 @@ CONFIG_SETTING_GROUP = {"match_any", "match_all"}
 
 # Native rules (Build Encyclopedia for Bazel 8).
 FILEGROUP = {"srcs", "data", "output_group"}
+# Bazel 8.4.2 (the pinned .bazelversion), the native genrule (Build
+# Encyclopedia, "genrule"; src/main/starlark/builtins_bzl/common/...
+# genrule attributes of the native rule class). Its `outs` become targets.
+GENRULE = {
+    "srcs", "outs", "cmd", "cmd_bash", "cmd_bat", "cmd_ps", "executable", "local", "message",
+    "output_licenses", "output_to_bindir", "tools",
+}
 TEST_SUITE = {"tests"}
 PLATFORM = {"constraint_values", "parents", "exec_properties", "flags", "missing_toolchain_error", "required_settings"}
 TOOLCHAIN = {"toolchain", "toolchain_type", "target_compatible_with", "exec_compatible_with", "target_settings", "use_target_platform_constraints"}
@@ -99,7 +106,7 @@ LABEL_ATTRS = {
     "proc_macro_deps", "crate", "crate_root", "main", "src", "tests", "actual", "toolchain",
     "toolchain_type", "constraint_values", "target_compatible_with", "exec_compatible_with",
     "match_any", "match_all", "pyo3", "pyo3_introspection", "additional_linker_inputs",
-    "rustc_env_files", "linker_script", "win_def_file", "parents", "shared_srcs",
+    "rustc_env_files", "linker_script", "win_def_file", "parents", "shared_srcs", "tools",
 }
 # Attributes whose files count as owned by the target (the orphan check).
 SOURCE_ATTRS = {"srcs", "hdrs", "textual_hdrs", "data", "compile_data", "crate_root", "main", "src", "shared_srcs"}
@@ -123,6 +130,7 @@ KINDS = {
     "copy_file": (COPY_FILE, False),
     "config_setting_group": (CONFIG_SETTING_GROUP, False),
     "filegroup": (FILEGROUP, False),
+    "genrule": (GENRULE, False),
     "test_suite": (TEST_SUITE, False),
     "platform": (PLATFORM, False),
     "toolchain": (TOOLCHAIN, False),

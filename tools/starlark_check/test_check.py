@@ -43,8 +43,15 @@ def test_reports_unresolved_labels(tmp_path):
     assert "BUILD.bazel: label @undeclared_repo//:thing: repository @undeclared_repo is not declared in MODULE.bazel" in problems
 
 
+def test_genrule_outputs_are_targets_and_its_attributes_checked(tmp_path):
+    problems = fixture_problems(tmp_path)
+    assert "BUILD.bazel: genrule 'gen' has no attribute 'cmdd'" in problems
+    assert not any("gen.c" in p for p in problems)
+
+
 def test_reports_nothing_else(tmp_path):
     assert sorted(fixture_problems(tmp_path)) == sorted([
+        "BUILD.bazel: genrule 'gen' has no attribute 'cmdd'",
         "BUILD.bazel: cc_library 'lib' has no attribute 'linkstatik'",
         "BUILD.bazel: label @//:no_such_target: no target or file 'no_such_target' in //",
         "BUILD.bazel: label @undeclared_repo//:thing: repository @undeclared_repo is not declared in MODULE.bazel",
