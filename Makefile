@@ -53,9 +53,18 @@ test-rust: test-cxx-bridge
 	$(CARGO) test $(CARGO_WORKSPACE)
 
 # Rust calling C++ written with tether's headers through cxx, on the
-# Cargo-built shared core.
+# Cargo-built shared core; then the generator Bazel's genrule runs
+# (examples/cxxbridge_gen.rs), its output compiled against the headers.
+BRIDGE_GEN := $(TARGET)/cxx_bridge_gen
+
 test-cxx-bridge: build
 	TETHER_CORE_LIB_DIR=$(LIBDIR) $(CARGO) test -p tether-cxx-bridge
+	mkdir -p $(BRIDGE_GEN)/include/rust
+	ln -sfn $(CURDIR)/rust/cxx_bridge $(BRIDGE_GEN)/include/tether-cxx-bridge
+	TETHER_CORE_LIB_DIR=$(LIBDIR) $(CARGO) run -q -p tether-cxx-bridge --example cxxbridge_gen -- \
+	    rust/cxx_bridge/src/lib.rs $(BRIDGE_GEN)/lib.rs.h $(BRIDGE_GEN)/lib.rs.cc $(BRIDGE_GEN)/include/rust/cxx.h
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I$(BRIDGE_GEN)/include -I$(CURDIR)/cpp/include \
+	    $(BRIDGE_GEN)/lib.rs.cc rust/cxx_bridge/src/bridge.cc
 
 # The C test includes only our c_api.h and links the shared library.
 test-c: build

@@ -52,3 +52,10 @@ def test_tensor_and_kernel_examples(tmp_path):
     if shutil.which("tether-config", path=path) is None or shutil.which("c++", path=path) is None:
         pytest.skip("the example's shell step needs tether-config (a pip-installed tether) and c++ on PATH")
     assert run_blocks(section("Tensors: NumPy and native kernels"), tmp_path) == 3
+
+
+def test_cpp_layer_example(tmp_path):
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    if shutil.which("tether-config", path=path) is None or shutil.which("c++", path=path) is None:
+        pytest.skip("the example's shell step needs tether-config (a pip-installed tether) and c++ on PATH")
+    assert run_blocks(section("From C++"), tmp_path) == 2
