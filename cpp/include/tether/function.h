@@ -15,6 +15,8 @@
 
 #include <array>
 #include <functional>
+#include <mutex>
+#include <unordered_map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -255,19 +257,23 @@ struct TypeTraits<TypedFunction<R(Args...)>> {
 namespace detail {
 
 /* A builtin global the layer relies on (ffi.Array, ffi.MapGetItem, ...),
- * looked up once per name and kept for the process. */
+ * looked up once per name and kept for the rest of the process (the table
+ * is never destroyed, so no release runs during exit). */
 inline const Function& BuiltinFunction(const char* name) {
-  // One slot per call site's name: callers pass string literals and keep
-  // the reference in their own function-local static.
-  return *new Function(Function::GetGlobalRequired(name));
+  static std::mutex* lock = new std::mutex();
+  static std::unordered_map<std::string, Function>* table = new std::unordered_map<std::string, Function>();
+  std::lock_guard<std::mutex> guard(*lock);
+  auto it = table->find(name);
+  if (it == table->end()) it = table->emplace(name, Function::GetGlobalRequired(name)).first;
+  return it->second;  // node-based map: the reference stays valid
 }
 
 }  // namespace detail
 
-#define TETHER_BUILTIN(name)                                                  \
-  ([]() -> const ::tether::Function& {                                        \
+#define TETHER_BUILTIN(name)                                                      \
+  ([]() -> const ::tether::Function& {                                            \
     static const ::tether::Function& f = ::tether::detail::BuiltinFunction(name); \
-    return f;                                                                 \
+    return f;                                                                     \
   }())
 
 /* Defines `int __tvm_ffi_<ExportName>(void*, const TVMFFIAny*, int32_t,

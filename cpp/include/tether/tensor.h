@@ -16,6 +16,9 @@
 #include <tether/containers.h>
 
 #include <cstdlib>
+#if defined(_WIN32)
+#include <malloc.h>
+#endif
 #include <string>
 #include <vector>
 
