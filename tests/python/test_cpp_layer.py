@@ -3,6 +3,8 @@ its reflected type, globals and exported function are usable from Python,
 and the objects its make_object allocates are tied like any other."""
 
 import gc
+import subprocess
+import sys
 
 import pytest
 
@@ -13,8 +15,13 @@ from plugins import build_cpp_plugin
 
 
 @pytest.fixture(scope="module")
-def plugin(tmp_path_factory):
-    return tether.load_module(build_cpp_plugin(tmp_path_factory.mktemp("cpp_plugin")))
+def plugin_path(tmp_path_factory):
+    return build_cpp_plugin(tmp_path_factory.mktemp("cpp_plugin"))
+
+
+@pytest.fixture(scope="module")
+def plugin(plugin_path):
+    return tether.load_module(plugin_path)
 
 
 @pytest.fixture(scope="module")
@@ -87,3 +94,28 @@ def test_exported_typed_function(plugin, Point):
     assert plugin.scale(make_point(3, 4), 2) == 50
     with pytest.raises(TypeError):
         plugin.scale(1, 2)
+
+
+UPSTREAM_LOADER = """
+import sys
+import tvm_ffi
+mod = tvm_ffi.load_module(sys.argv[1])
+p = tvm_ffi.get_global_func("cpp_plugin.make_point")(3, 4, "p", None)
+assert mod.scale(p, 2) == 50, mod.scale(p, 2)
+try:
+    mod.scale(1, 2)
+except TypeError as e:
+    assert "Mismatched type on argument #0 when calling: `scale(0: cpp_plugin.Point, 1: int) -> int`" in str(e), e
+else:
+    raise AssertionError("no TypeError")
+"""
+
+
+def test_upstream_loader_finds_the_exported_function(plugin_path):
+    # TETHER_DLL_EXPORT_TYPED_FUNC follows TVM-FFI's symbol convention
+    # (__tvm_ffi_<name>), so apache-tvm-ffi's own loader finds and calls it.
+    # A fresh interpreter without tether: there the plugin runs on the
+    # upstream runtime loaded globally before it.
+    pytest.importorskip("tvm_ffi", reason="apache-tvm-ffi (the peer) is not installed")
+    r = subprocess.run([sys.executable, "-c", UPSTREAM_LOADER, plugin_path], capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr[-3000:]
