@@ -182,7 +182,7 @@ pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyRe
 }
 
 unsafe extern "C" fn release_pyobject(p: *mut c_void) {
-    if p.is_null() || !tie_state::python_alive() {
+    if p.is_null() || !exit_park::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
     // Any thread may drop the last native owner; the decref needs the GIL
@@ -424,7 +424,7 @@ pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
 
 /// The safe-call entry of Functions made from Python callables.
 unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
-    if !tie_state::python_alive() {
+    if !exit_park::python_alive() {
         let k = CString::new("RuntimeError").unwrap();
         let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
         // SAFETY: NUL-terminated strings.

@@ -12,12 +12,16 @@
 //! `CObject` layout; handles they pass to the C ABI are live because the
 //! wrapper owns +1 on them while the call runs.
 
+mod binding;
 mod convert;
 mod descriptor;
 mod dlpack;
 mod exit_park;
+mod handle_pin;
 mod nested;
+mod py_allocator;
 mod registry;
+mod side_table;
 mod tie_state;
 
 use std::ffi::c_void;
@@ -153,7 +157,16 @@ fn set_value_classes(py: Python<'_>, dtype: &Bound<'_, PyType>, device: &Bound<'
 
 #[pyfunction]
 fn mark_python_finalizing() {
-    tie_state::mark_python_finalizing();
+    exit_park::mark_python_finalizing();
+}
+
+/// Drop side-table entries of objects that died (run after each garbage
+/// collection by `tether.core`); returns how many entries remain.
+#[pyfunction]
+fn sweep_side_table(_py: Python<'_>) -> usize {
+    // SAFETY: the GIL is held (the token proves it).
+    unsafe { side_table::sweep() };
+    side_table::len()
 }
 
 /// The handle address of a wrapper (0 once moved from).
@@ -170,8 +183,17 @@ fn chandle(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 fn tie_state_of(obj: &Bound<'_, PyAny>) -> PyResult<(String, bool)> {
     let h = handle_of(wrapper(obj)?)?;
     // SAFETY: GIL held, live handle.
-    let (state, w) = unsafe { tie_state::state_of(h) };
+    let (state, w, _) = unsafe { tie_state::state_of(h) };
     Ok((state.to_string(), w == obj.as_ptr() as usize))
+}
+
+/// Whether the handle's binding lives in the side table (an object
+/// allocated without the allocation header).
+#[pyfunction]
+fn tied_by_side_table(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: GIL held, live handle.
+    Ok(unsafe { tie_state::state_of(h) }.2)
 }
 
 #[pyfunction]
@@ -408,7 +430,7 @@ fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> 
 #[pymodule]
 fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    tie_state::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+    py_allocator::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
     let base = make_base_type(py)?;
     m.add("CObject", base.bind(py))?;
     registry::set_base(py, base);
@@ -421,6 +443,8 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registered_class, m)?)?;
     m.add_function(wrap_pyfunction!(set_class_factory, m)?)?;
     m.add_function(wrap_pyfunction!(mark_python_finalizing, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_side_table, m)?)?;
+    m.add_function(wrap_pyfunction!(tied_by_side_table, m)?)?;
     m.add_function(wrap_pyfunction!(chandle, m)?)?;
     m.add_function(wrap_pyfunction!(tie_state_of, m)?)?;
     m.add_function(wrap_pyfunction!(type_index_of, m)?)?;

@@ -611,3 +611,16 @@ def load_module(path: str, deep_bind: Optional[bool] = None) -> Module:
     must interpose the library's symbols. See ``Module._dlopen_mode``.
     """
     return Module(os.fspath(path), deep_bind=deep_bind)
+
+
+def _sweep_side_table(phase: str, info: dict) -> None:
+    # Objects allocated without tether's allocation header are tied through
+    # a side table; entries of objects that died are dropped after each
+    # collection (and whenever the table doubles).
+    if phase == "stop":
+        _ffi.sweep_side_table()
+
+
+import gc as _gc  # noqa: E402
+
+_gc.callbacks.append(_sweep_side_table)
