@@ -57,12 +57,24 @@ fn byte_array(s: &str) -> TVMFFIByteArray {
 
 /// Create the wrapper base type with our slots.
 fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
+    // Weak references for every wrapper class, lean ones included.
+    let mut members = [
+        ffi::PyMemberDef {
+            name: c"__weaklistoffset__".as_ptr(),
+            type_code: ffi::Py_T_PYSSIZET,
+            offset: std::mem::offset_of!(CObject, weaklist) as ffi::Py_ssize_t,
+            flags: ffi::Py_READONLY,
+            doc: ptr::null(),
+        },
+        ffi::PyMemberDef::default(),
+    ];
     let mut slots = [
         ffi::PyType_Slot { slot: ffi::Py_tp_dealloc, pfunc: tie_state::tp_dealloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_alloc, pfunc: tie_state::tp_alloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_free, pfunc: tie_state::tp_free as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_new, pfunc: ffi::PyType_GenericNew as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
         ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
     ];
     let mut spec = ffi::PyType_Spec {

@@ -42,15 +42,19 @@ use crate::binding::{Binding, INACTIVE, MOVING, TAGS, TRANSIT};
 use crate::{handle_pin, py_allocator, side_table};
 
 /// The C layout of every wrapper: the Python header, the handle, the
-/// handle whose word is InTransit while this wrapper is being torn down, and
+/// handle whose word is InTransit while this wrapper is being torn down,
 /// how many running calls borrow the handle (passed as a view, not a
-/// reference: such a handle must not be moved out meanwhile).
+/// reference: such a handle must not be moved out meanwhile), and the
+/// weak-reference list.
 #[repr(C)]
 pub struct CObject {
     pub ob_base: ffi::PyObject,
     pub chandle: *mut TVMFFIObject,
     pub pending: *mut TVMFFIObject,
     pub borrows: usize,
+    /// Weak references to this wrapper (`tp_weaklistoffset` points here, so
+    /// every wrapper class supports weakrefs without a `__dict__`).
+    pub weaklist: *mut ffi::PyObject,
 }
 
 /// Free kept (Inactive) wrapper memory and the type reference it holds.
@@ -108,19 +112,50 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
 
 /// Whether wrappers of `tp` may keep their memory for revival.
 ///
+/// Instance dicts and `__del__` are no obstacle: by the time our
+/// `tp_dealloc` runs, CPython's `subtype_dealloc` has run the finalizer and
+/// cleared the dict and slots, and revival clears the finalized mark. Only
+/// the legacy `tp_del` (no PEP 442 bookkeeping) keeps a type out.
+///
 /// # Safety
 /// `tp` must be a live type object.
 #[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn eligible(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: reading type slots.
     unsafe {
-        let flags = (*tp).tp_flags;
-        flags & ffi::Py_TPFLAGS_HAVE_GC != 0
-            && (*tp).tp_free == Some(tp_free)
-            && (*tp).tp_dictoffset == 0
-            && flags & ffi::Py_TPFLAGS_MANAGED_DICT == 0
-            && (*tp).tp_finalize.is_none()
-            && (*tp).tp_del.is_none()
+        (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0 && (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
+    }
+}
+
+/// Make kept wrapper memory look never finalized, so `__del__` runs again
+/// on its next drop; false if the mark could not be cleared (the caller then
+/// discards the memory instead of reviving it).
+///
+/// CPython keeps the mark outside the public API: in the `PyGC_Head` in
+/// front of the object (bit 0 of `_gc_prev`) on GIL builds, in
+/// `ob_gc_bits` on free-threaded ones; an untracked object keeps only that
+/// flag there, so the word is reset whole. `PyObject_GC_IsFinalized`
+/// confirms the result.
+///
+/// # Safety
+/// GIL held; `kept` is kept (untracked, refcount 0) wrapper memory.
+unsafe fn clear_finalized(kept: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller; the GC header precedes every GC object.
+    unsafe {
+        if ffi::PyObject_GC_IsFinalized(kept) == 0 {
+            return true;
+        }
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let gc_prev = (kept as *mut usize).sub(1);
+            *gc_prev = 0;
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            const FINALIZED: u8 = 1 << 1;
+            (*kept).ob_gc_bits &= !FINALIZED;
+        }
+        ffi::PyObject_GC_IsFinalized(kept) == 0
     }
 }
 
@@ -149,6 +184,15 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
                     b.store(0);
                 }
             }
+        }
+        // Weak references die with the wrapper's Python life; their
+        // callbacks run now, after the binding stopped naming this wrapper,
+        // so a callback that fetches the object gets another wrapper rather
+        // than resurrecting this one.
+        if !(*o).weaklist.is_null() {
+            ffi::PyObject_ClearWeakRefs(obj);
+        }
+        if !h.is_null() {
             TVMFFIObjectDecRef(h as *mut c_void);
         }
         KEPT.with(|k| k.set(false));
@@ -258,7 +302,7 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
             let kept = (cur & !TAGS) as *mut ffi::PyObject;
             // Kept memory holds a reference to its type, so comparing
             // ob_type is sound (the class cannot have been replaced).
-            if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) {
+            if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) && clear_finalized(kept) {
                 REVIVE_SLOT.with(|s| s.set(kept));
                 let obj = tp_alloc(cls, 0);
                 (*(obj as *mut CObject)).chandle = h;
