@@ -58,6 +58,9 @@ test-c: build
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/dlpack_test.c \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/dlpack_test
 	$(TARGET)/ctest/dlpack_test
+	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/surface_test.c \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/surface_test
+	$(TARGET)/ctest/surface_test
 
 test-symbols: build
 	tests/c/check_symbols.sh $(LIBDIR)/libtether_core.so
