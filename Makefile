@@ -76,6 +76,9 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
 	$(TARGET)/upstream_cpp/static_types_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/library_surface_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/library_surface_test
+	$(TARGET)/upstream_cpp/library_surface_test
 	$(MAKE) --no-print-directory test-upstream-tensor
 
 # The add_one kernel library (a plugin tether's Python side loads too) and

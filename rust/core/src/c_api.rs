@@ -33,7 +33,7 @@ pub use env::*;
 pub use module::*;
 
 /// Run `f`, turning `Err` and panics into a raised error and -1.
-fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
+pub(crate) fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {

@@ -27,6 +27,7 @@ mod builtins;
 pub mod c_api;
 pub mod c_api_table;
 pub mod containers;
+pub mod cxx_bridge;
 pub mod dataclass;
 pub mod error;
 pub mod function;
