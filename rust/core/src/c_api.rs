@@ -23,11 +23,17 @@ use crate::function::{panic_message, Function};
 use crate::object::{self, ObjectRef};
 use crate::type_registry;
 
+mod big_int;
 mod dlpack;
+mod env;
+mod module;
+pub use big_int::*;
 pub use dlpack::*;
+pub use env::*;
+pub use module::*;
 
 /// Run `f`, turning `Err` and panics into a raised error and -1.
-fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
+pub(crate) fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
