@@ -29,6 +29,7 @@ pub mod containers;
 pub mod dataclass;
 pub mod error;
 pub mod function;
+pub mod function_metadata;
 pub mod object;
 pub mod reflection;
 pub mod serialization;
