@@ -85,7 +85,7 @@ class _Sequence(Object):
         for i in range(*slice(start, stop).indices(n)):
             if _item_eq(self[i], value):
                 return i
-        raise ValueError(f"{value!r} is not in {type(self).__name__}")
+        raise ValueError()  # tvm_ffi's (empty) message
 
     def count(self, value) -> int:
         return sum(1 for item in self if _item_eq(item, value))
@@ -317,6 +317,10 @@ class _Mapping(Object):
     def __repr__(self) -> str:
         if not _ffi.chandle(self):
             return Object.__repr__(self)
+        if isinstance(self, Dict):
+            # the core's printer has no Dict case yet; a Map with the same
+            # items prints in the same format
+            return _repr_print(Map(list(self._iter_pairs())))
         return _repr_print(self)
 
     __str__ = __repr__
