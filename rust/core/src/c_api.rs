@@ -342,7 +342,12 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
         let f = Any::from_view(&info.method)?
             .as_object()
             .ok_or_else(|| Error::type_error("TVMFFIFunctionSetGlobalFromMethodInfo: method is not an object"))?;
-        Function::set_global(name, Function::from_object(f)?, allow_override != 0)
+        let metadata = bytes(&info.metadata, "TVMFFIFunctionSetGlobalFromMethodInfo", "metadata")?;
+        let metadata = utf8(metadata, "TVMFFIFunctionSetGlobalFromMethodInfo", "metadata")?;
+        let f = Function::from_object(f)?;
+        Function::set_global(name, f.clone(), allow_override != 0)?;
+        crate::function_metadata::record(name, &f, metadata);
+        Ok(())
     })
 }
 

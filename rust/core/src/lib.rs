@@ -32,6 +32,7 @@ pub mod dataclass;
 pub mod error;
 pub mod function;
 pub mod module;
+pub mod function_metadata;
 pub mod object;
 pub mod reflection;
 pub mod serialization;
