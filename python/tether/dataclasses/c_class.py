@@ -96,7 +96,8 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         for f, desc in _fields_of(index, hints, frozen):
             own.append(f)
             if f.name not in shadowed:
-                setattr(cls, f.name, FieldProperty(f.name, desc, f._ty_schema, bool(f.frozen), f, f.doc))
+                # Native setters convert (and word their errors) themselves.
+                setattr(cls, f.name, FieldProperty(f.name, desc, None, bool(f.frozen), f, f.doc))
         cls.__tether_own_fields__ = tuple(own)
         cls.__tether_fields__ = tuple(native_fields(cls))
         install_dunders(cls, list(cls.__tether_fields__), init=init, repr=repr, eq=eq, order=order,

@@ -129,7 +129,7 @@ def _mapping(container: type, key: Optional[FieldType], val: Optional[FieldType]
                 try:
                     v = val.convert(v)
                 except TypeError as e:
-                    raise TypeError(f"value [{k!r}]: {e}") from None
+                    raise TypeError(f"value for key {k!r}: {e}") from None
             out.append((k, v))
         if isinstance(value, container):
             return value if key is None and val is None else container(dict(out))

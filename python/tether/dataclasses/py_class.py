@@ -125,7 +125,14 @@ def _default_record(f: Field) -> tuple:
         try:
             return FLAG_HAS_DEFAULT, f._ty_schema.convert(f.default)
         except TypeError as e:
-            raise TypeError(f"default of field {f.name!r}: {e}") from None
+            # As TVM-FFI: a default of the wrong type fails when a
+            # constructor needs it ("default for field 'x': ...").
+            message = str(e)
+
+            def refuse(message=message):
+                raise TypeError(message)
+
+            return FLAG_HAS_DEFAULT | FLAG_DEFAULT_FROM_FACTORY, core.convert(refuse)
     return 0, None
 
 
