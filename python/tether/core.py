@@ -18,7 +18,18 @@ __all__ = [
 ]
 
 
-class Object(_ffi.CObject):
+class _ObjectMeta(type):
+    """Subclasses of Object are lean unless their body says otherwise: a
+    missing ``__slots__`` becomes ``()`` (as TVM-FFI's metaclass does), so
+    wrappers keep their ``id`` and decorators such as ``py_class`` can work
+    on the class itself (zero-argument ``super()`` keeps its class)."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        namespace.setdefault("__slots__", ())
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class Object(_ffi.CObject, metaclass=_ObjectMeta):
     """Base class of every wrapper of an FFI object.
 
     Subclasses get the tying slots automatically. Keep subclasses lean

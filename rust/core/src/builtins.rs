@@ -66,6 +66,7 @@ pub(crate) fn all() -> Vec<Builtin> {
             f(|args| Err(Error::new(arg::<String>(args, 0, "kind")?, arg::<String>(args, 1, "message")?))),
         ),
     ]);
+    all.extend(crate::dataclass::auto_init::globals());
     all.extend(crate::structural::register_globals());
     all.extend(crate::serialization::register_globals());
     all

@@ -1,5 +1,5 @@
-//! Deep copies (`ffi.DeepCopy`), as TVM-FFI makes them: every List, Map,
-//! Array and reflected object reachable from the value is copied once
+//! Deep copies (`ffi.DeepCopy`), as TVM-FFI makes them: every List, Dict,
+//! Map, Array and reflected object reachable from the value is copied once
 //! (sharing and cycles are preserved in the copy); strings, bytes, shapes
 //! and PODs are shared. Objects are copied through their type's
 //! `__ffi_shallow_copy__` hook, or field by field for run-time dataclass
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::abi::type_index as ti;
 use crate::any::Any;
-use crate::containers::{Array, List, Map};
+use crate::containers::{Array, Dict, List, Map};
 use crate::dataclass;
 use crate::error::Error;
 use crate::function::Function;
@@ -88,6 +88,17 @@ impl Copier {
                 self.copies.insert(addr, (obj.clone(), copy.clone()));
                 for it in List::from_object(obj)?.to_vec() {
                     new.push(self.copy(&it)?)?;
+                }
+                Ok(copy)
+            }
+            ti::kTVMFFIDict => {
+                // Mutable like List: the copy exists before its items, so
+                // items referring back to the Dict get the copy.
+                let new = Dict::new(Vec::new())?;
+                let copy = Any::from_object(new.as_object());
+                self.copies.insert(addr, (obj.clone(), copy.clone()));
+                for (k, v) in Dict::from_object(obj)?.items() {
+                    new.set(self.copy(&k)?, self.copy(&v)?)?;
                 }
                 Ok(copy)
             }

@@ -222,10 +222,14 @@ impl Printer {
                 let items = List::from_object(obj.clone())?.to_vec();
                 Ok(format!("[{}]", self.join(&items)?.join(", ")))
             }
-            ti::kTVMFFIMap => {
-                let map = Map::from_object(obj.clone())?;
-                let mut parts = Vec::with_capacity(map.len());
-                for (k, v) in map.items().iter() {
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let items = if index == ti::kTVMFFIMap {
+                    Map::from_object(obj.clone())?.items()
+                } else {
+                    crate::containers::Dict::from_object(obj.clone())?.items()
+                };
+                let mut parts = Vec::with_capacity(items.len());
+                for (k, v) in items.iter() {
                     parts.push(format!("{}: {}", self.repr(k)?, self.repr(v)?));
                 }
                 Ok(format!("{{{}}}", parts.join(", ")))
