@@ -81,7 +81,7 @@ class TestWeakReferences:
 
     def test_weakref_to_a_wrapper_in_a_collected_cycle(self):
         class Loose(Holder):  # a __dict__ lets the wrapper take part in a cycle
-            pass
+            __slots__ = ("__dict__",)
 
         died = []
         obj = Loose(Inner(1))
@@ -129,8 +129,8 @@ class TestDictAndDel:
 
     def test_class_with_dict_keeps_id_and_starts_empty(self, wrap_inner_with):
         @wrap_inner_with
-        class WithDict(Inner):  # no __slots__: instances get a __dict__
-            pass
+        class WithDict(Inner):  # instances get a __dict__
+            __slots__ = ("__dict__",)
 
         h = Holder(Inner(3))
         x = h.x
@@ -167,6 +167,8 @@ class TestDictAndDel:
 
         @wrap_inner_with
         class Both(Inner):
+            __slots__ = ("__dict__",)
+
             def __del__(self):
                 drops.append(getattr(self, "tag", None))
 
@@ -204,6 +206,8 @@ class TestDictAndDel:
 
         @wrap_inner_with
         class Counted(Inner):
+            __slots__ = ("__dict__",)
+
             def __del__(self):
                 drops.append(1)
 

@@ -84,18 +84,20 @@ def test_ten_thousand_objects_leave_nothing_behind(lib):
     assert len(gc.get_objects()) - objects_before < 50
 
 
-def test_classes_with_dict_get_live_identity_without_revival(lib):
-    class Loose(tether.Object):  # no __slots__: instances have a __dict__
-        pass
+def test_classes_with_dict_are_tied_and_revived(lib):
+    class Loose(tether.Object):
+        __slots__ = ("__dict__",)  # instances have a __dict__
 
     tether.register_object("headerless.Node")(Loose)
     try:
         outer = lib.make(2, lib.make(1))
         x = outer.next
         assert isinstance(x, Loose) and outer.next is x and echo(x) is x
+        x.note = 1
+        first = id(x)
         del x
         gc.collect()
-        assert tie_state(outer.next)[0] == "Active"
+        assert id(outer.next) == first and outer.next.__dict__ == {}
     finally:
         tether.register_object("headerless.Node")(lib.Node)
 

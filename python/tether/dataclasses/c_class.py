@@ -86,7 +86,8 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
             if isinstance(value, Field):
                 delattr(cls, name)
         shadowed = {n for n in cls.__dict__ if not n.startswith("__")}
-        cls = core.register_object(type_key)(cls)
+        # The dataclass __init__ below replaces register_object's generic one.
+        cls = core.register_object(type_key, init=False)(cls)
         index = cls.__tether_type_index__
         try:
             hints = typing.get_type_hints(cls)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import copy
 from typing import Any, Callable
 
-from .. import core
+from .. import container, core
 
 __all__ = ["asdict", "astuple", "fields", "is_dataclass", "replace"]
 
@@ -43,9 +43,9 @@ def _asdict_inner(obj: Any, factory: Callable) -> Any:
     t = type(obj)
     if t in _ATOMIC:
         return obj
-    if isinstance(obj, (core.Array, core.List)):
+    if isinstance(obj, (container.Array, container.List)):
         return [_asdict_inner(v, factory) for v in obj]
-    if isinstance(obj, (core.Map, core.Dict)):
+    if isinstance(obj, (container.Map, container.Dict)):
         return factory([(_asdict_inner(k, factory), _asdict_inner(v, factory)) for k, v in obj.items()])
     if _is_instance(obj):
         return factory([(f.name, _asdict_inner(getattr(obj, f.name), factory)) for f in fields(obj)])
@@ -68,9 +68,9 @@ def _astuple_inner(obj: Any, factory: Callable) -> Any:
     t = type(obj)
     if t in _ATOMIC:
         return obj
-    if isinstance(obj, (core.Array, core.List)):
+    if isinstance(obj, (container.Array, container.List)):
         return [_astuple_inner(v, factory) for v in obj]
-    if isinstance(obj, (core.Map, core.Dict)):
+    if isinstance(obj, (container.Map, container.Dict)):
         return {_astuple_inner(k, factory): _astuple_inner(v, factory) for k, v in obj.items()}
     if _is_instance(obj):
         return factory([_astuple_inner(getattr(obj, f.name), factory) for f in fields(obj)])

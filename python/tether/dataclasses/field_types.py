@@ -21,7 +21,7 @@ import types
 import typing
 from typing import Any, Callable, Optional
 
-from .. import core
+from .. import container as ffi_containers, core
 
 __all__ = ["FieldType", "field_type_of", "type_name"]
 
@@ -87,7 +87,7 @@ def _object_class_index(cls: type) -> int:
 
 def _sequence(container: type, element: Optional[FieldType], describe: str) -> Callable[[Any], Any]:
     def check(value: Any) -> Any:
-        if isinstance(value, (core.Array, core.List)):
+        if isinstance(value, (ffi_containers.Array, ffi_containers.List)):
             if isinstance(value, container) and element is None:
                 return value
             items = list(value)
@@ -110,7 +110,7 @@ def _sequence(container: type, element: Optional[FieldType], describe: str) -> C
 
 def _mapping(container: type, key: Optional[FieldType], val: Optional[FieldType], describe: str):
     def check(value: Any) -> Any:
-        if isinstance(value, (core.Map, core.Dict)):
+        if isinstance(value, (ffi_containers.Map, ffi_containers.Dict)):
             if isinstance(value, container) and key is None and val is None:
                 return value
             pairs = value.items()
@@ -193,24 +193,24 @@ def field_type_of(tp: Any, self_cls: Any = None) -> FieldType:
     if self_cls is not None and tp is self_cls:
         return _object_type(tp, self_cls)
     if isinstance(tp, type) and issubclass(tp, core.Object):
-        if tp in (core.Array, core.List, core.Map, core.Dict) or origin is not None:
+        if tp in (ffi_containers.Array, ffi_containers.List, ffi_containers.Map, ffi_containers.Dict) or origin is not None:
             pass
         else:
             return _object_type(tp, self_cls)
     container = origin if origin is not None else tp
-    if container in (list, core.List, collections.abc.MutableSequence):
-        return FieldType("object", _describe("List", args), _sequence(core.List, _element(args, 0, self_cls), "List"),
+    if container in (list, ffi_containers.List, collections.abc.MutableSequence):
+        return FieldType("object", _describe("List", args), _sequence(ffi_containers.List, _element(args, 0, self_cls), "List"),
                          75, schema=tp)
-    if container in (tuple, core.Array, collections.abc.Sequence):
+    if container in (tuple, ffi_containers.Array, collections.abc.Sequence):
         return FieldType("object", _describe("Array", args),
-                         _sequence(core.Array, _element(args, 0, self_cls), "Array"), 71, schema=tp)
-    if container in (dict, core.Dict, collections.abc.MutableMapping):
+                         _sequence(ffi_containers.Array, _element(args, 0, self_cls), "Array"), 71, schema=tp)
+    if container in (dict, ffi_containers.Dict, collections.abc.MutableMapping):
         return FieldType("object", _describe("Dict", args),
-                         _mapping(core.Dict, _element(args, 0, self_cls), _element(args, 1, self_cls), "Dict"),
+                         _mapping(ffi_containers.Dict, _element(args, 0, self_cls), _element(args, 1, self_cls), "Dict"),
                          76, schema=tp)
-    if container in (core.Map, collections.abc.Mapping):
+    if container in (ffi_containers.Map, collections.abc.Mapping):
         return FieldType("object", _describe("Map", args),
-                         _mapping(core.Map, _element(args, 0, self_cls), _element(args, 1, self_cls), "Map"),
+                         _mapping(ffi_containers.Map, _element(args, 0, self_cls), _element(args, 1, self_cls), "Map"),
                          72, schema=tp)
     if container in (collections.abc.Callable, core.Function) or tp is typing.Callable:
         return FieldType("any", "Callable", _expect("Callable", callable), schema=tp)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .. import _ffi, core
+from .. import _ffi, container, core
 from .field import FLAG_COMPARE_OFF, FLAG_HASH_OFF
 
 __all__ = ["recursive_eq", "recursive_hash", "recursive_compare"]
@@ -42,18 +42,18 @@ def _compared(obj: core.Object, skip: int) -> list:
 
 
 def _is_plain_object(x: Any) -> bool:
-    return isinstance(x, core.Object) and not isinstance(x, (core._Sequence, core._Mapping, core.Shape))
+    return isinstance(x, core.Object) and not isinstance(x, (container._Sequence, container._Mapping, container.Shape))
 
 
 def recursive_eq(a: Any, b: Any) -> bool:
     if isinstance(a, core.Object) and isinstance(b, core.Object):
         if a.same_as(b):
             return True
-        if isinstance(a, core._Sequence) and isinstance(b, core._Sequence):
+        if isinstance(a, container._Sequence) and isinstance(b, container._Sequence):
             if type(a) is not type(b) or len(a) != len(b):
                 return False
             return all(recursive_eq(x, y) for x, y in zip(a, b))
-        if isinstance(a, core._Mapping) and isinstance(b, core._Mapping):
+        if isinstance(a, container._Mapping) and isinstance(b, container._Mapping):
             if type(a) is not type(b) or len(a) != len(b):
                 return False
             for k, v in a.items():
@@ -71,9 +71,9 @@ def recursive_eq(a: Any, b: Any) -> bool:
 
 
 def recursive_hash(x: Any) -> int:
-    if isinstance(x, core._Sequence):
+    if isinstance(x, container._Sequence):
         return hash((type(x).__name__,) + tuple(recursive_hash(v) for v in x))
-    if isinstance(x, core._Mapping):
+    if isinstance(x, container._Mapping):
         return hash((type(x).__name__, frozenset((recursive_hash(k), recursive_hash(v)) for k, v in x.items())))
     if _is_plain_object(x):
         values = tuple(recursive_hash(d.__get__(x, None)) for _, d in _compared(x, FLAG_HASH_OFF))
@@ -85,9 +85,9 @@ def _cmp(a: Any, b: Any) -> int:
     if isinstance(a, core.Object) and isinstance(b, core.Object):
         if a.same_as(b):
             return 0
-        if isinstance(a, core._Mapping) or isinstance(b, core._Mapping):
+        if isinstance(a, container._Mapping) or isinstance(b, container._Mapping):
             raise TypeError("Cannot order Map/Dict values")
-        if isinstance(a, core._Sequence) and isinstance(b, core._Sequence):
+        if isinstance(a, container._Sequence) and isinstance(b, container._Sequence):
             for x, y in zip(a, b):
                 c = _cmp(x, y)
                 if c:
