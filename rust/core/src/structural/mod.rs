@@ -15,6 +15,9 @@ pub mod equal;
 pub mod hash;
 pub mod hook_callback;
 pub mod key;
+pub mod mutate;
+pub mod typed_args;
+pub mod visit;
 
 use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
 use crate::any::Any;
@@ -45,7 +48,10 @@ pub mod def_region {
 
 /// TVM-FFI's `StableHashCombine`: stable across processes and platforms.
 pub fn hash_combine(key: u64, value: u64) -> u64 {
-    key ^ value.wrapping_add(0x9e37_79b9).wrapping_add(key << 6).wrapping_add(key >> 2)
+    key ^ value
+        .wrapping_add(0x9e37_79b9)
+        .wrapping_add(key << 6)
+        .wrapping_add(key >> 2)
 }
 
 /// TVM-FFI's `StableHashBytes` (little-endian words, modulo 2^31 - 1).
@@ -62,7 +68,10 @@ pub fn hash_bytes(data: &[u8]) -> u64 {
     if !rest.is_empty() {
         let mut word = [0u8; 8];
         word[..rest.len()].copy_from_slice(rest);
-        result = result.wrapping_mul(MULTIPLIER).wrapping_add(u64::from_le_bytes(word)) % MODULUS;
+        result = result
+            .wrapping_mul(MULTIPLIER)
+            .wrapping_add(u64::from_le_bytes(word))
+            % MODULUS;
     }
     result
 }
@@ -80,7 +89,9 @@ pub fn type_key_hash(key: &[u8]) -> u64 {
     let mut hash = SEED ^ (key.len() as u64).wrapping_mul(MUL);
     let mut chunks = key.chunks_exact(8);
     for c in &mut chunks {
-        let data = shift_mix(u64::from_le_bytes(c.try_into().expect("8-byte chunk")).wrapping_mul(MUL)).wrapping_mul(MUL);
+        let data =
+            shift_mix(u64::from_le_bytes(c.try_into().expect("8-byte chunk")).wrapping_mul(MUL))
+                .wrapping_mul(MUL);
         hash ^= data;
         hash = hash.wrapping_mul(MUL);
     }
@@ -123,8 +134,12 @@ pub(crate) fn structural_kind(info: &TVMFFITypeInfo) -> Result<i32, Error> {
 }
 
 pub(crate) fn type_info_of(obj: &ObjectRef) -> Result<&'static TVMFFITypeInfo, Error> {
-    type_registry::type_info(obj.type_index())
-        .ok_or_else(|| Error::type_error(format!("object has unregistered type index {}", obj.type_index())))
+    type_registry::type_info(obj.type_index()).ok_or_else(|| {
+        Error::type_error(format!(
+            "object has unregistered type index {}",
+            obj.type_index()
+        ))
+    })
 }
 
 /// Read a reflected field of `obj` (the field belongs to its type).
@@ -177,5 +192,7 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(equal::globals());
     out.extend(hash::globals());
     out.extend(key::globals());
+    out.extend(visit::globals());
+    out.extend(mutate::globals());
     out
 }
