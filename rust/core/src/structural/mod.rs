@@ -176,6 +176,62 @@ pub(crate) fn region_for_hook(requested: i32, current: i32) -> i32 {
     }
 }
 
+/// The data of a CPU, contiguous tensor, with TVM-FFI's checks (`verb` is
+/// "hash" or "compare", `side` names the tensor in the message).
+pub(crate) fn tensor_content<'t>(t: &'t crate::tensor::Tensor, verb: &str, side: &str) -> Result<&'t [u8], Error> {
+    if t.device().device_type as i32 != 1 {
+        return Err(Error::runtime_error(format!(
+            "Check failed: ({side}.device().device_type == kDLCPU) is false: can only {verb} CPU tensor"
+        )));
+    }
+    if !t.is_contiguous() {
+        return Err(Error::runtime_error(format!(
+            "Check failed: ({side}.IsContiguous()) is false: Can only {verb} contiguous tensor"
+        )));
+    }
+    let size = crate::tensor::tensor::data_size(t.numel().max(0) as u64, t.dtype()) as usize;
+    if size == 0 || t.data().is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: a CPU tensor's data (past its byte offset) holds `size` bytes
+    // while the tensor lives, and `t` is borrowed for the slice's lifetime.
+    Ok(unsafe { std::slice::from_raw_parts((t.data() as *const u8).add(t.byte_offset() as usize), size) })
+}
+
+/// A Map or a Dict, read the same way by the structural algorithms.
+pub(crate) enum MapLike {
+    Map(crate::containers::Map),
+    Dict(crate::containers::Dict),
+}
+
+impl MapLike {
+    pub(crate) fn from_object(obj: ObjectRef) -> Result<MapLike, Error> {
+        Ok(if obj.type_index() == ti::kTVMFFIDict {
+            MapLike::Dict(crate::containers::Dict::from_object(obj)?)
+        } else {
+            MapLike::Map(crate::containers::Map::from_object(obj)?)
+        })
+    }
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            MapLike::Map(m) => m.len(),
+            MapLike::Dict(d) => d.len(),
+        }
+    }
+    pub(crate) fn get(&self, key: &Any) -> Option<Any> {
+        match self {
+            MapLike::Map(m) => m.get(key),
+            MapLike::Dict(d) => d.get(key),
+        }
+    }
+    pub(crate) fn items(&self) -> Vec<(Any, Any)> {
+        match self {
+            MapLike::Map(m) => m.items(),
+            MapLike::Dict(d) => d.items(),
+        }
+    }
+}
+
 pub(crate) fn is_object_index(index: i32) -> bool {
     index >= ti::kTVMFFIStaticObjectBegin
 }
