@@ -49,7 +49,7 @@ fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
         return Ok(copy);
     }
     Err(Error::runtime_error(format!(
-        "Cannot deep copy object of type \"{}\" because it is not copy-constructible",
+        "Check failed: (copy_fn.has_value()) is false: Cannot deep copy object of type \"{}\" because it is not copy-constructible",
         type_registry::type_key_of(index)
     )))
 }
@@ -140,7 +140,7 @@ impl Copier {
         self.copies.get(&p).map(|(_, c)| c.clone()).filter(|c| c.object_ptr() != v.object_ptr())
     }
 
-    /// Point Lists and objects at copies that did not exist yet when they
+    /// Point Lists, Dicts and objects at copies that did not exist yet when they
     /// were filled.
     fn fix_up(&mut self) -> Result<(), Error> {
         let copies: Vec<Any> = self.copies.values().map(|(_, c)| c.clone()).collect();
@@ -152,6 +152,14 @@ impl Copier {
                     for (i, it) in list.to_vec().iter().enumerate() {
                         if let Some(r) = self.replacement(it) {
                             list.set(i as i64, r)?;
+                        }
+                    }
+                }
+                ti::kTVMFFIDict => {
+                    let dict = Dict::from_object(obj)?;
+                    for (k, v) in dict.items() {
+                        if let Some(r) = self.replacement(&v) {
+                            dict.set(k, r)?;
                         }
                     }
                 }
