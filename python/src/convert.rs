@@ -122,9 +122,15 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return Ok(OwnedAny::pod(ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: v }));
     }
     if let Ok(s) = obj.downcast::<PyString>() {
+        if let Some(v) = cached_string_object(obj)? {
+            return Ok(v);
+        }
         return new_string(py, s.to_str()?.as_bytes(), false);
     }
     if let Ok(b) = obj.downcast::<PyBytes>() {
+        if let Some(v) = cached_string_object(obj)? {
+            return Ok(v);
+        }
         return new_string(py, b.as_bytes(), true);
     }
     if let Ok(b) = obj.downcast::<PyByteArray>() {
@@ -141,6 +147,9 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if is_tensor_like(obj) {
         return crate::dlpack::tensor_from_py(py, obj, 0, false);
     }
+    if let Some(v) = protocol_value(py, obj)? {
+        return Ok(v);
+    }
     if obj.is_instance_of::<pyo3::exceptions::PyBaseException>() {
         return error_from_exception(py, obj).map(OwnedAny::from_handle);
     }
@@ -148,6 +157,55 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
+}
+
+/// A `tether.core.String`/`Bytes` (a `str`/`bytes` subclass) that keeps
+/// the FFI object it came from crosses as that object, without a copy.
+fn cached_string_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
+    if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyBytes>() {
+        return Ok(None);
+    }
+    let Ok(cached) = obj.getattr(pyo3::intern!(obj.py(), "_tvm_ffi_cached_object")) else { return Ok(None) };
+    if !registry::is_wrapper(&cached) {
+        return Ok(None);
+    }
+    let h = handle_of(&cached)?;
+    // SAFETY: the wrapper owns +1; we add our own.
+    unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
+    Ok(Some(OwnedAny::from_handle(h)))
+}
+
+/// Objects speaking TVM-FFI's conversion protocols (`__tvm_ffi_object__`,
+/// numbers.Integral/Real such as NumPy scalars, `ctypes.c_void_p`,
+/// `__tvm_ffi_opaque_ptr__`, `__tvm_ffi_int__`/`__tvm_ffi_float__`/
+/// `__tvm_ffi_value__`, `ObjectConvertible`): the Python hook maps them to
+/// a value converted in their place, or NotImplemented for plain objects.
+fn protocol_value(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
+    let Some(hooks) = registry::hooks(py) else { return Ok(None) };
+    let v = hooks.value_from_protocol.bind(py).call1((obj,))?;
+    if v.is(&py.NotImplemented()) {
+        return Ok(None);
+    }
+    if let Ok(p) = v.downcast::<OpaquePtrValue>() {
+        let addr = p.get().0;
+        return Ok(Some(OwnedAny::pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: addr as *mut c_void })));
+    }
+    if v.is(obj) {
+        return Err(PyTypeError::new_err(format!("{} converts to itself", type_name(obj))));
+    }
+    py_to_any(py, &v).map(Some)
+}
+
+/// An opaque pointer value (`void*`) produced by the protocol hook.
+#[pyclass(module = "tether._ffi", frozen)]
+pub struct OpaquePtrValue(pub usize);
+
+#[pymethods]
+impl OpaquePtrValue {
+    #[new]
+    fn new(address: usize) -> Self {
+        OpaquePtrValue(address)
+    }
 }
 
 /// `int 123` for a readable int, `int of 401 digits (1000…000)` for a huge one.
@@ -182,7 +240,7 @@ pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyRe
 }
 
 unsafe extern "C" fn release_pyobject(p: *mut c_void) {
-    if p.is_null() || !tie_state::python_alive() {
+    if p.is_null() || !exit_park::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
     // Any thread may drop the last native owner; the decref needs the GIL
@@ -226,7 +284,10 @@ pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
 /// An Error object for a Python exception; the exception itself rides in
 /// `extra_context` so it comes back as the very same exception.
 pub fn error_from_exception(py: Python<'_>, exc: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
-    let kind = exc.get_type().name()?.to_string();
+    let kind = match registry::hooks(py) {
+        Some(h) => h.error_kind.bind(py).call1((exc,))?.extract::<String>()?,
+        None => exc.get_type().name()?.to_string(),
+    };
     let message = exc.str().map(|s| s.to_string()).unwrap_or_default();
     let ctx = opaque_from_object(py, exc)?;
     let k = TVMFFIByteArray { data: kind.as_ptr() as *const _, size: kind.len() };
@@ -387,6 +448,12 @@ pub fn take_ffi_error(py: Python<'_>) -> PyErr {
             return PyErr::from_value(pyobj);
         }
     }
+    if let Some(hooks) = registry::hooks(py) {
+        return match any_to_py(py, owner).and_then(|err| hooks.error_from_ffi.bind(py).call1((err,)).map(|e| e.unbind())) {
+            Ok(e) => PyErr::from_value(e.into_bound(py)),
+            Err(e) => e,
+        };
+    }
     let (kind, message) = (text(&cell.kind), text(&cell.message));
     drop(owner);
     let builtins = py.import("builtins").ok();
@@ -424,7 +491,7 @@ pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
 
 /// The safe-call entry of Functions made from Python callables.
 unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
-    if !tie_state::python_alive() {
+    if !exit_park::python_alive() {
         let k = CString::new("RuntimeError").unwrap();
         let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
         // SAFETY: NUL-terminated strings.

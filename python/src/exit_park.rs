@@ -11,7 +11,23 @@
 //! SAFETY invariants of this module: the wrapped functions have exactly the
 //! preconditions of the CPython functions they call.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use pyo3::ffi;
+
+static PYTHON_ALIVE: AtomicBool = AtomicBool::new(true);
+
+/// Called at interpreter exit (an `atexit` hook): from then on native code
+/// does not take the GIL for housekeeping (kept wrapper memory and Python
+/// objects held natively are left to the OS).
+pub fn mark_python_finalizing() {
+    PYTHON_ALIVE.store(false, Ordering::Release);
+}
+
+/// Whether native code may still take the GIL.
+pub fn python_alive() -> bool {
+    PYTHON_ALIVE.load(Ordering::Acquire)
+}
 
 extern "C" {
     fn tether_park_gil_ensure() -> ffi::PyGILState_STATE;

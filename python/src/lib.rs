@@ -12,12 +12,16 @@
 //! `CObject` layout; handles they pass to the C ABI are live because the
 //! wrapper owns +1 on them while the call runs.
 
+mod binding;
 mod convert;
 mod descriptor;
 mod dlpack;
 mod exit_park;
+mod handle_pin;
 mod nested;
+mod py_allocator;
 mod registry;
+mod side_table;
 mod tie_state;
 
 use std::ffi::c_void;
@@ -53,12 +57,24 @@ fn byte_array(s: &str) -> TVMFFIByteArray {
 
 /// Create the wrapper base type with our slots.
 fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
+    // Weak references for every wrapper class, lean ones included.
+    let mut members = [
+        ffi::PyMemberDef {
+            name: c"__weaklistoffset__".as_ptr(),
+            type_code: ffi::Py_T_PYSSIZET,
+            offset: std::mem::offset_of!(CObject, weaklist) as ffi::Py_ssize_t,
+            flags: ffi::Py_READONLY,
+            doc: ptr::null(),
+        },
+        ffi::PyMemberDef::default(),
+    ];
     let mut slots = [
         ffi::PyType_Slot { slot: ffi::Py_tp_dealloc, pfunc: tie_state::tp_dealloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_alloc, pfunc: tie_state::tp_alloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_free, pfunc: tie_state::tp_free as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_new, pfunc: ffi::PyType_GenericNew as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
         ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
     ];
     let mut spec = ffi::PyType_Spec {
@@ -153,7 +169,16 @@ fn set_value_classes(py: Python<'_>, dtype: &Bound<'_, PyType>, device: &Bound<'
 
 #[pyfunction]
 fn mark_python_finalizing() {
-    tie_state::mark_python_finalizing();
+    exit_park::mark_python_finalizing();
+}
+
+/// Drop side-table entries of objects that died (run after each garbage
+/// collection by `tether.core`); returns how many entries remain.
+#[pyfunction]
+fn sweep_side_table(_py: Python<'_>) -> usize {
+    // SAFETY: the GIL is held (the token proves it).
+    unsafe { side_table::sweep() };
+    side_table::len()
 }
 
 /// The handle address of a wrapper (0 once moved from).
@@ -170,8 +195,17 @@ fn chandle(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
 fn tie_state_of(obj: &Bound<'_, PyAny>) -> PyResult<(String, bool)> {
     let h = handle_of(wrapper(obj)?)?;
     // SAFETY: GIL held, live handle.
-    let (state, w) = unsafe { tie_state::state_of(h) };
+    let (state, w, _) = unsafe { tie_state::state_of(h) };
     Ok((state.to_string(), w == obj.as_ptr() as usize))
+}
+
+/// Whether the handle's binding lives in the side table (an object
+/// allocated without the allocation header).
+#[pyfunction]
+fn tied_by_side_table(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: GIL held, live handle.
+    Ok(unsafe { tie_state::state_of(h) }.2)
 }
 
 #[pyfunction]
@@ -277,13 +311,33 @@ fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
         d.set_item("depth", info.type_depth)?;
         let parent = if info.type_depth > 0 { (**info.type_ancestors.add(info.type_depth as usize - 1)).type_index } else { -1 };
         d.set_item("parent", parent)?;
+        let ancestors = PyList::empty(py);
+        for i in 0..info.type_depth as usize {
+            ancestors.append((**info.type_ancestors.add(i)).type_index)?;
+        }
+        d.set_item("ancestors", ancestors)?;
         let fields = PyList::empty(py);
+        let field_details = PyList::empty(py);
         for i in 0..info.num_fields as usize {
             let f = info.fields.add(i);
-            let desc = descriptor::FieldDescriptor::new(f, type_index, key.clone());
-            fields.append((registry::bytes_to_string(&(*f).name), Py::new(py, desc)?))?;
+            let desc = Py::new(py, descriptor::FieldDescriptor::new(f, type_index, key.clone()))?;
+            let name = registry::bytes_to_string(&(*f).name);
+            let fd = PyDict::new(py);
+            fd.set_item("name", &name)?;
+            fd.set_item("doc", registry::bytes_to_string(&(*f).doc))?;
+            fd.set_item("metadata", registry::bytes_to_string(&(*f).metadata))?;
+            fd.set_item("flags", (*f).flags)?;
+            fd.set_item("size", (*f).size)?;
+            fd.set_item("alignment", (*f).alignment)?;
+            fd.set_item("offset", (*f).offset)?;
+            fd.set_item("field_static_type_index", (*f).field_static_type_index)?;
+            fd.set_item("descriptor", desc.clone_ref(py))?;
+            field_details.append(fd)?;
+            fields.append((name, desc))?;
         }
         d.set_item("fields", fields)?;
+        d.set_item("field_details", field_details)?;
+        let method_details = PyList::empty(py);
         let methods = PyList::empty(py);
         for i in 0..info.num_methods as usize {
             let m = &*info.methods.add(i);
@@ -291,9 +345,18 @@ fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
             if TVMFFIAnyViewToOwnedAny(&m.method, &mut owned) != 0 {
                 return Err(convert::take_ffi_error(py));
             }
-            methods.append((registry::bytes_to_string(&m.name), convert::any_to_py(py, OwnedAny(owned))?))?;
+            let func = convert::any_to_py(py, OwnedAny(owned))?;
+            let md = PyDict::new(py);
+            md.set_item("name", registry::bytes_to_string(&m.name))?;
+            md.set_item("doc", registry::bytes_to_string(&m.doc))?;
+            md.set_item("metadata", registry::bytes_to_string(&m.metadata))?;
+            md.set_item("flags", m.flags)?;
+            md.set_item("func", func.clone_ref(py))?;
+            method_details.append(md)?;
+            methods.append((registry::bytes_to_string(&m.name), func))?;
         }
         d.set_item("methods", methods)?;
+        d.set_item("method_details", method_details)?;
         Ok(d.into_any().unbind())
     }
 }
@@ -405,22 +468,101 @@ fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> 
     }
 }
 
+#[pyfunction]
+fn set_hooks(py: Python<'_>, error_from_ffi: PyObject, error_kind: PyObject, value_from_protocol: PyObject) -> PyResult<()> {
+    registry::set_hooks(py, registry::Hooks { error_from_ffi, error_kind, value_from_protocol })
+}
+
+/// The FFI object a value converts to, as a wrapper: strings and bytes
+/// stored out of line come back as their `ffi.String`/`ffi.Bytes` object
+/// (other values as `any_to_py` returns them; None for inline strings).
+#[pyfunction]
+fn to_object(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let v = convert::py_to_any(py, value)?;
+    match v.0.type_index {
+        ti::kTVMFFIStr | ti::kTVMFFIBytes => {
+            let raw = v.into_raw();
+            // SAFETY: an owned object value; its +1 moves into the wrapper.
+            unsafe {
+                let cls = registry::class_for(py, raw.type_index).inspect_err(|_| drop(OwnedAny(raw)))?;
+                let obj = tie_state::make_ret_object(raw.value.v_obj, cls);
+                if obj.is_null() {
+                    return Err(PyErr::fetch(py));
+                }
+                Ok(Py::from_owned_ptr(py, obj))
+            }
+        }
+        ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => Ok(py.None()),
+        _ => convert::any_to_py(py, v),
+    }
+}
+
+/// A new `ffi.Error` object.
+#[pyfunction]
+fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyResult<PyObject> {
+    let (k, m, b) = (byte_array(kind), byte_array(message), byte_array(backtrace));
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: valid byte arrays and output slot.
+    if unsafe { TVMFFIErrorCreate(&k, &m, &b, &mut out) } != 0 {
+        return Err(convert::take_ffi_error(py));
+    }
+    convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+/// The backtrace text of an `ffi.Error` wrapper.
+#[pyfunction]
+fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle; checked to be an Error, whose cell follows the header.
+    unsafe {
+        if (*h).type_index != ti::kTVMFFIError {
+            return Err(PyTypeError::new_err(format!("expected ffi.Error, got {}", registry::type_key_of((*h).type_index))));
+        }
+        let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFIErrorCell);
+        Ok(registry::bytes_to_string(&cell.backtrace))
+    }
+}
+
+/// The text of a String or Bytes object wrapper.
+#[pyfunction]
+fn string_object_bytes<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle; String and Bytes objects have a byte array after the header.
+    unsafe {
+        let t = (*h).type_index;
+        if t != ti::kTVMFFIStr && t != ti::kTVMFFIBytes {
+            return Err(PyTypeError::new_err(format!("expected ffi.String or ffi.Bytes, got {}", registry::type_key_of(t))));
+        }
+        let b = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIByteArray);
+        let s = if b.size == 0 { &[][..] } else { std::slice::from_raw_parts(b.data as *const u8, b.size) };
+        Ok(pyo3::types::PyBytes::new(py, s))
+    }
+}
+
 #[pymodule]
 fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
-    tie_state::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
+    py_allocator::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
     let base = make_base_type(py)?;
     m.add("CObject", base.bind(py))?;
     registry::set_base(py, base);
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
     m.add_class::<descriptor::FieldDescriptor>()?;
+    m.add_class::<convert::OpaquePtrValue>()?;
+    m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
+    m.add_function(wrap_pyfunction!(error_new, m)?)?;
+    m.add_function(wrap_pyfunction!(error_backtrace, m)?)?;
+    m.add_function(wrap_pyfunction!(to_object, m)?)?;
+    m.add_function(wrap_pyfunction!(string_object_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;
     m.add_function(wrap_pyfunction!(register_class, m)?)?;
     m.add_function(wrap_pyfunction!(install_function_call, m)?)?;
     m.add_function(wrap_pyfunction!(registered_class, m)?)?;
     m.add_function(wrap_pyfunction!(set_class_factory, m)?)?;
     m.add_function(wrap_pyfunction!(mark_python_finalizing, m)?)?;
+    m.add_function(wrap_pyfunction!(sweep_side_table, m)?)?;
+    m.add_function(wrap_pyfunction!(tied_by_side_table, m)?)?;
     m.add_function(wrap_pyfunction!(chandle, m)?)?;
     m.add_function(wrap_pyfunction!(tie_state_of, m)?)?;
     m.add_function(wrap_pyfunction!(type_index_of, m)?)?;

@@ -1,260 +1,60 @@
 //! The wrapper/handle state machine (see the project's tying design).
 //!
-//! Every object allocated while this module is loaded comes from
-//! [`py_allocate`], whose block carries one word in front of the generic
-//! `TVMFFIObjectAllocHeader`:
-//!
-//! ```text
-//! block start            body - 16      body - 8        body
-//! | [offset] (align>16) | wrapper word | delete_space | object ...
-//! ```
-//!
-//! The word is `W` (a wrapper pointer, 16-byte aligned) plus tag bits:
-//!
-//! | state     | word          |
-//! |-----------|---------------|
-//! | Detached  | 0             |
-//! | Active    | W             |
-//! | Inactive  | W \| 1        |
-//! | InTransit | W \| 1 \| 2   |
-//! | Moving    | W \| 4        |
+//! Each handle has a *binding* (one word: Detached, Active `W`, Inactive,
+//! InTransit or Moving; see [`crate::binding`]), kept in front of the
+//! object's block when the Python allocator made it, or in the side table
+//! otherwise. This module holds every transition: the wrapper slots
+//! (`tp_alloc`, `tp_dealloc`, `tp_free`), the one return path
+//! ([`make_ret_object`]), and moves.
 //!
 //! Moving marks a canonical wrapper whose handle is being passed by move
 //! (`x._move()`) to a call that runs without the GIL: the callee may take
 //! the handle out of W at any moment, so a lookup meanwhile gets a fresh,
 //! unbound wrapper rather than W, and never binds a second canonical one.
 //! The mover holds a weak reference on the handle for the whole call, so
-//! the word stays readable until it settles the state.
+//! the binding stays readable until it settles.
 //!
-//! Only the functions of this module read or write the word. Python-side
-//! transitions run with the GIL held; [`delete_space`] may run on any
-//! thread, so the word is atomic and the InTransit handshake between
-//! `tp_free` and `delete_space` uses compare-and-swap.
+//! Python-side transitions run with the GIL held. A header word may also be
+//! changed by the block's `delete_space` on any thread, hence the InTransit
+//! handshake between `tp_free` and `delete_space` (compare-and-swap on the
+//! atomic word). Side-table bindings have no such handshake: the table pins
+//! their storage, and dead entries are swept with the GIL.
 //!
 //! SAFETY invariants of this module:
-//! - a handle for which [`is_ours`] holds came from [`py_allocate`], so its
-//!   word lives at `body - 16` and is valid until the block is freed;
-//! - the block of a handle is freed only by `delete_space` (no InTransit
-//!   binding) or by `tp_free` (after `delete_space` deferred);
 //! - `CObject.chandle` is NULL or a handle on which the wrapper owns +1;
 //! - `CObject.pending` is non-NULL only between a wrapper's `tp_dealloc` and
-//!   its `tp_free`, and then names the handle whose word is InTransit;
+//!   its `tp_free`, and then names the handle whose binding keeps (or is
+//!   about to keep) this wrapper's memory;
 //! - kept (Inactive) wrapper memory is a GC allocation, untracked, with
-//!   refcount 0, and is freed exactly once: by revival's owner later, or by
-//!   `delete_space` with the GIL, or left to the OS after interpreter exit.
+//!   refcount 0, owning one reference to its heap type, and is freed exactly
+//!   once: revived in place, or discarded by `delete_space` / the side
+//!   table's sweep with the GIL, or left to the OS after interpreter exit.
 
 use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use pyo3::ffi;
-use tether_sys::abi::{TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader, MARKER_REGISTRY_ALLOCATED};
-use tether_sys::{TVMFFIObjectDecRef, TVMFFISetCustomAllocator};
+use tether_sys::abi::TVMFFIObject;
+use tether_sys::TVMFFIObjectDecRef;
 
-const INACTIVE: usize = 1;
-const TRANSIT: usize = 2;
-const MOVING: usize = 4;
-const TAGS: usize = INACTIVE | TRANSIT | MOVING;
+use crate::binding::{Binding, INACTIVE, MOVING, TAGS, TRANSIT};
+use crate::{handle_pin, py_allocator, side_table};
 
 /// The C layout of every wrapper: the Python header, the handle, the
-/// handle whose word is InTransit while this wrapper is being torn down, and
+/// handle whose word is InTransit while this wrapper is being torn down,
 /// how many running calls borrow the handle (passed as a view, not a
-/// reference: such a handle must not be moved out meanwhile).
+/// reference: such a handle must not be moved out meanwhile), and the
+/// weak-reference list.
 #[repr(C)]
 pub struct CObject {
     pub ob_base: ffi::PyObject,
     pub chandle: *mut TVMFFIObject,
     pub pending: *mut TVMFFIObject,
     pub borrows: usize,
-}
-
-// ---- the Python allocator ---------------------------------------------------
-
-struct AllocatorEntry(std::cell::UnsafeCell<TVMFFICustomAllocator>);
-// SAFETY: the entry is never written after construction.
-unsafe impl Sync for AllocatorEntry {}
-
-static ALLOCATOR: AllocatorEntry = AllocatorEntry(std::cell::UnsafeCell::new(TVMFFICustomAllocator {
-    allocate: Some(py_allocate),
-    context: ptr::null_mut(),
-}));
-
-static PYTHON_ALIVE: AtomicBool = AtomicBool::new(true);
-
-/// Install the allocator for every object created from now on.
-pub fn install_allocator() -> Result<(), String> {
-    // SAFETY: the entry is a static that lives for the process.
-    if unsafe { TVMFFISetCustomAllocator(ALLOCATOR.0.get()) } != 0 {
-        return Err("installing the tether Python allocator failed".into());
-    }
-    Ok(())
-}
-
-/// Called at interpreter exit: native code must not take the GIL anymore
-/// (kept wrapper memory and Python objects held natively are left to the OS).
-pub fn mark_python_finalizing() {
-    PYTHON_ALIVE.store(false, Ordering::Release);
-}
-
-/// Whether native code may still take the GIL.
-pub fn python_alive() -> bool {
-    PYTHON_ALIVE.load(Ordering::Acquire)
-}
-
-fn body_offset(alignment: usize) -> usize {
-    if alignment <= 16 {
-        16
-    } else {
-        alignment.max(32)
-    }
-}
-
-unsafe extern "C" fn py_allocate(size: usize, alignment: usize, _type_index: i32, _ctx: *mut c_void) -> *mut c_void {
-    if !alignment.is_power_of_two() {
-        return ptr::null_mut();
-    }
-    let offset = body_offset(alignment);
-    let Some(total) = size.checked_add(offset) else { return ptr::null_mut() };
-    let start = aligned_alloc(total, alignment.max(16));
-    if start.is_null() {
-        return ptr::null_mut();
-    }
-    // SAFETY: the block has `offset >= 16` bytes before the body (24 or more
-    // when alignment > 16, for the offset word).
-    unsafe {
-        let body = (start as *mut u8).add(offset);
-        ptr::write((body as *mut AtomicUsize).sub(2), AtomicUsize::new(0));
-        let delete_space: unsafe extern "C" fn(*mut c_void) = if offset == 16 {
-            delete_space_16
-        } else {
-            ptr::write((body as *mut usize).sub(3), offset);
-            delete_space_aligned
-        };
-        ptr::write((body as *mut TVMFFIObjectAllocHeader).sub(1), TVMFFIObjectAllocHeader { delete_space: Some(delete_space) });
-        body as *mut c_void
-    }
-}
-
-/// Whether `h` came from [`py_allocate`] (and so has a wrapper word): its
-/// header names one of our two `delete_space` functions. (Their bodies
-/// differ, so identical-code folding cannot merge them with each other.)
-///
-/// # Safety
-/// `h` must be a live object (or one whose block is still allocated).
-#[allow(unpredictable_function_pointer_comparisons)]
-pub unsafe fn is_ours(h: *mut TVMFFIObject) -> bool {
-    // SAFETY: reading our own header only after the core's marker says one exists.
-    unsafe {
-        if (*h).__padding & MARKER_REGISTRY_ALLOCATED == 0 {
-            return false;
-        }
-        let d = (*(h as *const TVMFFIObjectAllocHeader).sub(1)).delete_space;
-        d == Some(delete_space_16 as unsafe extern "C" fn(*mut c_void))
-            || d == Some(delete_space_aligned as unsafe extern "C" fn(*mut c_void))
-    }
-}
-
-/// # Safety
-/// `is_ours(h)` must hold and the block must not be freed.
-unsafe fn word<'a>(h: *mut TVMFFIObject) -> &'a AtomicUsize {
-    // SAFETY: module invariant: the word sits at body - 16.
-    unsafe { &*((h as *const AtomicUsize).sub(2)) }
-}
-
-unsafe extern "C" fn delete_space_16(body: *mut c_void) {
-    // SAFETY: installed only on our blocks with a 16-byte offset.
-    unsafe { delete_space(body, 16) }
-}
-
-unsafe extern "C" fn delete_space_aligned(body: *mut c_void) {
-    // SAFETY: installed only on our blocks that store their offset at body - 24.
-    unsafe { delete_space(body, ptr::read((body as *const usize).sub(3))) }
-}
-
-/// The handle's weak count reached zero.
-///
-/// # Safety
-/// `body` came from [`py_allocate`] with this `offset`, and no reference to
-/// the object is left.
-unsafe fn delete_space(body: *mut c_void, offset: usize) {
-    // SAFETY: module invariant; the block is ours and still allocated.
-    let w = unsafe { word(body as *mut TVMFFIObject) };
-    let mut cur = w.load(Ordering::Acquire);
-    loop {
-        if cur & TRANSIT == 0 {
-            break;
-        }
-        // A wrapper teardown is half done: its tp_free frees both.
-        match w.compare_exchange(cur, cur & !TRANSIT, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => return,
-            Err(actual) => cur = actual,
-        }
-    }
-    if cur & INACTIVE != 0 && python_alive() {
-        let wrapper = (cur & !TAGS) as *mut c_void;
-        // Freeing Python memory needs the GIL.
-        let gil = crate::exit_park::gil_ensure();
-        // SAFETY: the kept memory is a GC allocation nobody references
-        // (module invariant); GIL held.
-        unsafe {
-            discard_kept(wrapper as *mut ffi::PyObject);
-            ffi::PyGILState_Release(gil);
-        }
-    }
-    // After interpreter exit kept wrapper memory is left to the OS.
-    // SAFETY: no reference to the object or its wrapper binding remains.
-    unsafe { aligned_free((body as *mut u8).sub(offset) as *mut c_void) };
-}
-
-#[cfg(unix)]
-fn aligned_alloc(size: usize, alignment: usize) -> *mut c_void {
-    let mut p: *mut c_void = ptr::null_mut();
-    // SAFETY: posix_memalign with a power-of-two alignment >= sizeof(void*).
-    if unsafe { libc::posix_memalign(&mut p, alignment, size) } != 0 {
-        return ptr::null_mut();
-    }
-    p
-}
-
-#[cfg(unix)]
-unsafe fn aligned_free(p: *mut c_void) {
-    // SAFETY: `p` came from posix_memalign.
-    unsafe { libc::free(p) }
-}
-
-#[cfg(windows)]
-extern "C" {
-    fn _aligned_malloc(size: usize, alignment: usize) -> *mut c_void;
-    fn _aligned_free(p: *mut c_void);
-}
-
-#[cfg(windows)]
-fn aligned_alloc(size: usize, alignment: usize) -> *mut c_void {
-    // SAFETY: CRT aligned allocation with a power-of-two alignment.
-    unsafe { _aligned_malloc(size, alignment) }
-}
-
-#[cfg(windows)]
-unsafe fn aligned_free(p: *mut c_void) {
-    // SAFETY: `p` came from _aligned_malloc.
-    unsafe { _aligned_free(p) }
-}
-
-/// Free the block of a handle whose `delete_space` deferred to `tp_free`.
-///
-/// # Safety
-/// `h` came from [`py_allocate`], its weak count reached zero, and its
-/// `delete_space` returned early because of InTransit.
-unsafe fn free_deferred_block(h: *mut TVMFFIObject) {
-    // SAFETY: per the caller: with the word cleared, the block's own
-    // delete_space only frees the block (it knows its layout).
-    unsafe {
-        word(h).store(0, Ordering::Release);
-        if let Some(d) = (*(h as *const TVMFFIObjectAllocHeader).sub(1)).delete_space {
-            d(h as *mut c_void);
-        }
-    }
+    /// Weak references to this wrapper (`tp_weaklistoffset` points here, so
+    /// every wrapper class supports weakrefs without a `__dict__`).
+    pub weaklist: *mut ffi::PyObject,
 }
 
 /// Free kept (Inactive) wrapper memory and the type reference it holds.
@@ -265,7 +65,7 @@ unsafe fn free_deferred_block(h: *mut TVMFFIObject) {
 ///
 /// # Safety
 /// GIL held; `kept` is kept wrapper memory no binding names any more.
-unsafe fn discard_kept(kept: *mut ffi::PyObject) {
+pub unsafe fn discard_kept(kept: *mut ffi::PyObject) {
     // SAFETY: per the caller; kept memory keeps its (valid) ob_type.
     unsafe {
         let tp = (*kept).ob_type;
@@ -312,19 +112,50 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
 
 /// Whether wrappers of `tp` may keep their memory for revival.
 ///
+/// Instance dicts and `__del__` are no obstacle: by the time our
+/// `tp_dealloc` runs, CPython's `subtype_dealloc` has run the finalizer and
+/// cleared the dict and slots, and revival clears the finalized mark. Only
+/// the legacy `tp_del` (no PEP 442 bookkeeping) keeps a type out.
+///
 /// # Safety
 /// `tp` must be a live type object.
 #[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn eligible(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: reading type slots.
     unsafe {
-        let flags = (*tp).tp_flags;
-        flags & ffi::Py_TPFLAGS_HAVE_GC != 0
-            && (*tp).tp_free == Some(tp_free)
-            && (*tp).tp_dictoffset == 0
-            && flags & ffi::Py_TPFLAGS_MANAGED_DICT == 0
-            && (*tp).tp_finalize.is_none()
-            && (*tp).tp_del.is_none()
+        (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0 && (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
+    }
+}
+
+/// Make kept wrapper memory look never finalized, so `__del__` runs again
+/// on its next drop; false if the mark could not be cleared (the caller then
+/// discards the memory instead of reviving it).
+///
+/// CPython keeps the mark outside the public API: in the `PyGC_Head` in
+/// front of the object (bit 0 of `_gc_prev`) on GIL builds, in
+/// `ob_gc_bits` on free-threaded ones; an untracked object keeps only that
+/// flag there, so the word is reset whole. `PyObject_GC_IsFinalized`
+/// confirms the result.
+///
+/// # Safety
+/// GIL held; `kept` is kept (untracked, refcount 0) wrapper memory.
+unsafe fn clear_finalized(kept: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller; the GC header precedes every GC object.
+    unsafe {
+        if ffi::PyObject_GC_IsFinalized(kept) == 0 {
+            return true;
+        }
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let gc_prev = (kept as *mut usize).sub(1);
+            *gc_prev = 0;
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            const FINALIZED: u8 = 1 << 1;
+            (*kept).ob_gc_bits &= !FINALIZED;
+        }
+        ffi::PyObject_GC_IsFinalized(kept) == 0
     }
 }
 
@@ -340,17 +171,28 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         let h = (*o).chandle;
         (*o).chandle = ptr::null_mut();
         if !h.is_null() {
-            if is_ours(h) {
-                let w = word(h);
-                if w.load(Ordering::Acquire) == obj as usize {
-                    if eligible(tp) {
-                        (*o).pending = h;
-                        w.store(obj as usize | INACTIVE | TRANSIT, Ordering::Release);
-                    } else {
-                        w.store(0, Ordering::Release);
-                    }
+            let b = Binding::of(h);
+            if b.load() == obj as usize {
+                if eligible(tp) {
+                    // Keep the memory for revival. A header word goes
+                    // InTransit until tp_free settles the handshake with
+                    // delete_space; a side entry goes Inactive at once.
+                    (*o).pending = h;
+                    let tags = if b.is_side() { INACTIVE } else { INACTIVE | TRANSIT };
+                    b.store(obj as usize | tags);
+                } else {
+                    b.store(0);
                 }
             }
+        }
+        // Weak references die with the wrapper's Python life; their
+        // callbacks run now, after the binding stopped naming this wrapper,
+        // so a callback that fetches the object gets another wrapper rather
+        // than resurrecting this one.
+        if !(*o).weaklist.is_null() {
+            ffi::PyObject_ClearWeakRefs(obj);
+        }
+        if !h.is_null() {
             TVMFFIObjectDecRef(h as *mut c_void);
         }
         KEPT.with(|k| k.set(false));
@@ -377,16 +219,27 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
             return;
         }
         (*o).pending = ptr::null_mut();
-        let w = word(h);
-        let mut cur = w.load(Ordering::Acquire);
+        if !py_allocator::is_ours(h) {
+            // A side-table binding: the table's pin keeps `h`'s storage.
+            if handle_pin::contents_dead(h) {
+                // Our DecRef was the last: nothing to revive for.
+                side_table::set(h, 0);
+                ffi::PyObject_GC_Del(p);
+            } else {
+                KEPT.with(|k| k.set(true));
+            }
+            return;
+        }
+        let w = py_allocator::word(h);
+        let mut cur = w.load(std::sync::atomic::Ordering::Acquire);
         loop {
             if cur & TRANSIT == 0 {
                 // The handle died during our DecRef and deferred to us.
                 ffi::PyObject_GC_Del(p);
-                free_deferred_block(h);
+                py_allocator::free_deferred_block(h);
                 return;
             }
-            match w.compare_exchange(cur, cur & !TRANSIT, Ordering::AcqRel, Ordering::Acquire) {
+            match w.compare_exchange(cur, cur & !TRANSIT, std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Acquire) {
                 Ok(_) => {
                     // Inactive: keep the memory for revival.
                     KEPT.with(|k| k.set(true));
@@ -431,38 +284,37 @@ pub unsafe fn install_slots(tp: *mut ffi::PyTypeObject) {
 pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
     // SAFETY: GIL held; module invariants.
     unsafe {
-        if is_ours(h) {
-            let w = word(h);
-            let cur = w.load(Ordering::Acquire);
-            if cur != 0 && cur & TAGS == 0 {
-                // Active: the canonical wrapper already owns +1.
-                let obj = cur as *mut ffi::PyObject;
-                ffi::Py_INCREF(obj);
-                TVMFFIObjectDecRef(h as *mut c_void);
+        let b = Binding::of(h);
+        let cur = b.load();
+        if cur != 0 && cur & TAGS == 0 {
+            // Active: the canonical wrapper already owns +1.
+            let obj = cur as *mut ffi::PyObject;
+            ffi::Py_INCREF(obj);
+            TVMFFIObjectDecRef(h as *mut c_void);
+            return obj;
+        }
+        if cur & MOVING != 0 {
+            // The canonical wrapper's handle is being moved into a call:
+            // hand out a fresh wrapper and bind nothing.
+            return fresh_wrapper(h, cls);
+        }
+        if cur & TAGS == INACTIVE {
+            let kept = (cur & !TAGS) as *mut ffi::PyObject;
+            // Kept memory holds a reference to its type, so comparing
+            // ob_type is sound (the class cannot have been replaced).
+            if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) && clear_finalized(kept) {
+                REVIVE_SLOT.with(|s| s.set(kept));
+                let obj = tp_alloc(cls, 0);
+                (*(obj as *mut CObject)).chandle = h;
+                b.store(obj as usize);
                 return obj;
             }
-            if cur & MOVING != 0 {
-                // The canonical wrapper's handle is being moved into a call:
-                // hand out a fresh wrapper and bind nothing.
-                return fresh_wrapper(h, cls);
-            }
-            if cur & TAGS == INACTIVE {
-                let kept = (cur & !TAGS) as *mut ffi::PyObject;
-                // ob_type of kept memory is compared, never dereferenced.
-                if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) {
-                    REVIVE_SLOT.with(|s| s.set(kept));
-                    let obj = tp_alloc(cls, 0);
-                    (*(obj as *mut CObject)).chandle = h;
-                    w.store(obj as usize, Ordering::Release);
-                    return obj;
-                }
-                // The class for this type changed: drop the kept memory.
-                w.store(0, Ordering::Release);
-                discard_kept(kept);
-            }
-            // InTransit cannot be seen here with the GIL held; treat it like
-            // Detached but leave the binding alone.
+            // The class for this type changed: drop the kept memory.
+            b.store(0);
+            discard_kept(kept);
         }
+        // InTransit cannot be seen here with the GIL held; treat it like
+        // Detached but leave the binding alone.
         let obj = fresh_wrapper(h, cls);
         if !obj.is_null() {
             bind_if_detached(h, obj);
@@ -500,10 +352,8 @@ unsafe fn fresh_wrapper(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *m
 pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; module invariants.
     unsafe {
-        weak_pin(h);
-        if is_ours(h) {
-            let _ = word(h).compare_exchange(obj as usize, obj as usize | MOVING, Ordering::AcqRel, Ordering::Acquire);
-        }
+        handle_pin::pin(h);
+        let _ = Binding::of(h).compare_exchange(obj as usize, obj as usize | MOVING);
     }
 }
 
@@ -516,15 +366,13 @@ pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 pub unsafe fn end_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; the pin keeps the word readable.
     unsafe {
-        if is_ours(h) {
-            let w = word(h);
-            let taken = (*(obj as *mut CObject)).chandle.is_null();
-            let settled = if taken { 0 } else { obj as usize };
-            if w.compare_exchange(obj as usize | MOVING, settled, Ordering::AcqRel, Ordering::Acquire).is_err() && !taken {
-                let _ = w.compare_exchange(0, obj as usize, Ordering::AcqRel, Ordering::Acquire);
-            }
+        let b = Binding::of(h);
+        let taken = (*(obj as *mut CObject)).chandle.is_null();
+        let settled = if taken { 0 } else { obj as usize };
+        if b.compare_exchange(obj as usize | MOVING, settled).is_err() && !taken {
+            let _ = b.compare_exchange(0, obj as usize);
         }
-        weak_unpin(h);
+        handle_pin::unpin(h);
     }
 }
 
@@ -536,53 +384,19 @@ pub unsafe fn end_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// # Safety
 /// GIL held; `slot` is a valid rvalue-reference slot.
 pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
-    // SAFETY: per the caller; the taken +1 keeps `h` (and its word) alive.
+    // SAFETY: per the caller; the taken +1 keeps `h` (and its binding) alive.
     unsafe {
         let h = ptr::replace(slot, ptr::null_mut());
-        if !h.is_null() && is_ours(h) {
-            let w = word(h);
-            let cur = w.load(Ordering::Acquire);
+        if !h.is_null() {
+            let b = Binding::of(h);
+            let cur = b.load();
             let owner = (cur & !TAGS) as *mut CObject;
             if cur & MOVING != 0 && ptr::addr_of_mut!((*owner).chandle) == slot {
-                let _ = w.compare_exchange(cur, 0, Ordering::AcqRel, Ordering::Acquire);
+                let _ = b.compare_exchange(cur, 0);
             }
         }
         h
     }
-}
-
-/// Take a weak reference: the storage (and our word) outlives the contents.
-///
-/// # Safety
-/// `h` is live.
-unsafe fn weak_pin(h: *mut TVMFFIObject) {
-    // SAFETY: the combined count is the object's first atomic word.
-    unsafe { counter(h).fetch_add(WEAK_ONE, Ordering::Relaxed) };
-}
-
-/// Drop a weak reference from [`weak_pin`], freeing the storage if it was the last.
-///
-/// # Safety
-/// The caller owns the weak reference.
-unsafe fn weak_unpin(h: *mut TVMFFIObject) {
-    // SAFETY: as above; the deleter with the Weak flag frees the storage.
-    unsafe {
-        if counter(h).fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
-            std::sync::atomic::fence(Ordering::Acquire);
-            if let Some(d) = (*h).deleter {
-                d(h as *mut c_void, tether_sys::abi::kTVMFFIObjectDeleterFlagBitMaskWeak);
-            }
-        }
-    }
-}
-
-const WEAK_ONE: u64 = 1 << 32;
-
-/// # Safety
-/// `h` is an object whose storage is not freed.
-unsafe fn counter<'a>(h: *mut TVMFFIObject) -> &'a std::sync::atomic::AtomicU64 {
-    // SAFETY: `combined_ref_count` is a naturally aligned u64 updated only atomically.
-    unsafe { &*(ptr::addr_of_mut!((*h).combined_ref_count) as *const std::sync::atomic::AtomicU64) }
 }
 
 /// Bind `obj` as the canonical wrapper of `h` if it has none (construction
@@ -592,11 +406,7 @@ unsafe fn counter<'a>(h: *mut TVMFFIObject) -> &'a std::sync::atomic::AtomicU64 
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; module invariants.
-    unsafe {
-        if is_ours(h) {
-            let _ = word(h).compare_exchange(0, obj as usize, Ordering::AcqRel, Ordering::Acquire);
-        }
-    }
+    let _ = unsafe { Binding::of(h) }.compare_exchange(0, obj as usize);
 }
 
 /// Before a wrapper's handle is moved out: unbind it if canonical.
@@ -605,31 +415,24 @@ pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn detach(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; module invariants.
-    unsafe {
-        if is_ours(h) {
-            let _ = word(h).compare_exchange(obj as usize, 0, Ordering::AcqRel, Ordering::Acquire);
-        }
-    }
+    let _ = unsafe { Binding::of(h) }.compare_exchange(obj as usize, 0);
 }
 
-/// The canonical wrapper of `h`, if it has a live one (for tests/debugging).
+/// The state of `h`'s binding, the wrapper it names, and whether it lives
+/// in the side table (for tests and debugging).
 ///
 /// # Safety
 /// GIL held; `h` live.
-pub unsafe fn state_of(h: *mut TVMFFIObject) -> (&'static str, usize) {
+pub unsafe fn state_of(h: *mut TVMFFIObject) -> (&'static str, usize, bool) {
     // SAFETY: per the caller.
-    unsafe {
-        if !is_ours(h) {
-            return ("Foreign", 0);
-        }
-        let cur = word(h).load(Ordering::Acquire);
-        let name = match cur & TAGS {
-            _ if cur == 0 => "Detached",
-            0 => "Active",
-            INACTIVE => "Inactive",
-            MOVING => "Moving",
-            _ => "InTransit",
-        };
-        (name, cur & !TAGS)
-    }
+    let b = unsafe { Binding::of(h) };
+    let cur = b.load();
+    let name = match cur & TAGS {
+        _ if cur == 0 => "Detached",
+        0 => "Active",
+        INACTIVE => "Inactive",
+        MOVING => "Moving",
+        _ => "InTransit",
+    };
+    (name, cur & !TAGS, b.is_side())
 }

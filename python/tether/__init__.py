@@ -7,21 +7,25 @@ dropping and re-fetching its wrapper gives back the same ``id``.
 """
 
 from .core import (
-    Array,
-    Dict,
+    Bytes,
+    CContainerBase,
     Error,
     Function,
-    List,
-    Map,
     Module,
     Object,
-    Shape,
+    ObjectConvertible,
+    String,
     convert,
+    convert_func,
     get_global_func,
     load_module,
     register_global_func,
     register_object,
 )
+from .container import Array, Dict, List, Map, Shape
+from .registry import get_global_func_metadata, init_ffi_api, remove_global_func
+from .error import register_error
+from .method import method
 from .tensor import (
     DLDeviceType,
     Device,
@@ -34,33 +38,21 @@ from .tensor import (
     use_raw_stream,
     use_torch_stream,
 )
-from . import dataclasses, testing
+from .module import system_lib
+from . import config, container, core, dataclasses, error, libinfo, module, registry, stream, testing, type_info, type_schema, utils
+
+__version__ = "0.1.0"
+
+# dtype constants, as tvm_ffi offers them.
+bool = dtype("bool")  # noqa: A001 - tvm_ffi's name
+int8, int16, int32, int64 = dtype("int8"), dtype("int16"), dtype("int32"), dtype("int64")
+uint8, uint16, uint32, uint64 = dtype("uint8"), dtype("uint16"), dtype("uint32"), dtype("uint64")
+float16, float32, float64, bfloat16 = dtype("float16"), dtype("float32"), dtype("float64"), dtype("bfloat16")
 
 __all__ = [
-    "DLDeviceType",
-    "Device",
-    "StreamContext",
-    "Tensor",
-    "device",
-    "dtype",
-    "from_dlpack",
-    "get_raw_stream",
-    "use_raw_stream",
-    "use_torch_stream",
-    "Array",
-    "Dict",
-    "Error",
-    "Function",
-    "List",
-    "Map",
-    "Module",
-    "Object",
-    "Shape",
-    "convert",
-    "dataclasses",
-    "get_global_func",
-    "load_module",
-    "register_global_func",
-    "register_object",
-    "testing",
+    "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map", "Module", "Object",
+    "ObjectConvertible", "Shape", "StreamContext", "String", "Tensor", "__version__", "convert", "convert_func",
+    "dataclasses", "device", "dtype", "from_dlpack", "get_global_func", "get_global_func_metadata",
+    "get_raw_stream", "init_ffi_api", "load_module", "method", "register_error", "register_global_func",
+    "register_object", "remove_global_func", "system_lib", "testing", "use_raw_stream", "use_torch_stream",
 ]

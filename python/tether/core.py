@@ -10,12 +10,26 @@ from typing import Any, Callable, Iterable, Optional
 from . import _ffi
 
 __all__ = [
-    "Object", "Function", "Error", "Array", "List", "Map", "Shape", "Module",
-    "convert", "get_global_func", "register_global_func", "register_object", "load_module",
+    "Object", "Function", "Error", "Array", "List", "Map", "Dict", "Shape", "Module", "String", "Bytes",
+    "PyNativeObject", "ObjectConvertible", "ObjectRValueRef", "OpaquePyObject", "CObject", "CContainerBase",
+    "TypeInfo", "TypeField", "TypeMethod", "TypeSchema", "ERROR_NAME_TO_TYPE", "ERROR_TYPE_TO_NAME",
+    "convert", "convert_func", "get_global_func", "register_global_func", "register_object", "load_module",
+    "object_repr",
 ]
 
 
-class Object(_ffi.CObject):
+class _ObjectMeta(type):
+    """Subclasses of Object are lean unless their body says otherwise: a
+    missing ``__slots__`` becomes ``()`` (as TVM-FFI's metaclass does), so
+    wrappers keep their ``id`` and decorators such as ``py_class`` can work
+    on the class itself (zero-argument ``super()`` keeps its class)."""
+
+    def __new__(mcs, name, bases, namespace, **kwargs):
+        namespace.setdefault("__slots__", ())
+        return super().__new__(mcs, name, bases, namespace, **kwargs)
+
+
+class Object(_ffi.CObject, metaclass=_ObjectMeta):
     """Base class of every wrapper of an FFI object.
 
     Subclasses get the tying slots automatically. Keep subclasses lean
@@ -52,14 +66,124 @@ class Object(_ffi.CObject):
         h = _ffi.chandle(self)
         if h == 0:
             return f"<{type(self).__name__} (moved)>"
-        return f"<{self.type_key} object at {h:#x}>"
+        return object_repr(self)
+
+    def is_(self, other: object) -> bool:
+        """Whether both wrappers refer to the same native object."""
+        return self.same_as(other)
+
+    def __init_handle_by_constructor__(self, fconstructor, *args) -> None:
+        """Bind this (handle-less) wrapper to ``fconstructor(*args)``."""
+        _ffi.construct(self, fconstructor, *args)
 
     def __reduce__(self):
-        raise TypeError(f"cannot pickle {type(self).__name__}: only py_class objects and containers are picklable")
+        # As tvm_ffi: pickled by value through the core's JSON graph format.
+        if not _ffi.chandle(self):
+            raise TypeError(f"cannot pickle a moved-from {type(self).__name__}")
+        return (_object_from_json_graph, (_ffi.call(_builtin("ffi.ToJSONGraphString"), self, None),))
 
 
 _ffi.install_slots(Object)
 _lock = threading.RLock()
+
+CObject = Object  # tvm_ffi's name for the wrapper base
+ERROR_NAME_TO_TYPE: dict = {}  # error kind -> exception class (tether.error)
+ERROR_TYPE_TO_NAME: dict = {}
+ObjectRValueRef = _ffi.RValueRef
+
+
+def object_repr(obj: Object) -> str:
+    """``ffi.ReprPrint`` of ``obj`` (its ``__ffi_repr__`` hooks applied)."""
+    try:
+        return _ffi.call(_builtin("ffi.ReprPrint"), obj)
+    except Exception:  # a repr must not raise: fall back to key and address
+        return f"<{obj.type_key} object at {_ffi.chandle(obj):#x}>"
+
+
+def _object_from_json_graph(text: str):
+    return _ffi.call(_builtin("ffi.FromJSONGraphString"), text)
+
+
+class CContainerBase(Object):
+    """Base of the container classes (tvm_ffi's name)."""
+
+    __slots__ = ()
+
+
+class PyNativeObject:
+    """Base of Python-native values that keep the FFI object they came from
+    (``String``, ``Bytes``) in ``_tvm_ffi_cached_object``."""
+
+    __slots__ = ()
+
+    def __init_cached_object_by_constructor__(self, fconstructor, *args) -> None:
+        self._tvm_ffi_cached_object = fconstructor(*args)
+
+
+class String(str, PyNativeObject):
+    """A ``str`` that keeps its ``ffi.String`` object: passing it to the FFI
+    passes that object, without a copy. ``convert`` returns these."""
+
+    __slots__ = ("_tvm_ffi_cached_object",)
+
+    def __new__(cls, value: str = "") -> "String":
+        val = str.__new__(cls, value)
+        val._tvm_ffi_cached_object = None
+        return val
+
+    def __reduce_ex__(self, protocol):
+        return (str, (str(self),))
+
+    @classmethod
+    def __from_tvm_ffi_object__(cls, obj) -> "String":
+        val = str.__new__(cls, _ffi.string_object_bytes(obj).decode("utf-8"))
+        val._tvm_ffi_cached_object = obj
+        return val
+
+
+class Bytes(bytes, PyNativeObject):
+    """A ``bytes`` that keeps its ``ffi.Bytes`` object (see ``String``)."""
+
+    def __new__(cls, value: bytes = b"") -> "Bytes":
+        val = bytes.__new__(cls, value)
+        val._tvm_ffi_cached_object = None
+        return val
+
+    def __reduce_ex__(self, protocol):
+        return (bytes, (bytes(self),))
+
+    @classmethod
+    def __from_tvm_ffi_object__(cls, obj) -> "Bytes":
+        val = bytes.__new__(cls, _ffi.string_object_bytes(obj))
+        val._tvm_ffi_cached_object = obj
+        return val
+
+
+class _StringObj(Object):
+    """The wrapper of an ``ffi.String`` object (held by ``String``)."""
+
+    __slots__ = ()
+
+
+class _BytesObj(Object):
+    """The wrapper of an ``ffi.Bytes`` object (held by ``Bytes``)."""
+
+    __slots__ = ()
+
+
+class ObjectConvertible:
+    """Base of Python classes that convert to an FFI object through
+    ``asobject()`` when passed to the FFI."""
+
+    def asobject(self) -> "Object":
+        raise NotImplementedError()
+
+
+class OpaquePyObject(Object):
+    """The FFI object holding an arbitrary Python object (as a value it
+    comes back as the Python object itself)."""
+
+    __slots__ = ()
 
 
 def _type_key(type_index: int) -> str:
@@ -84,10 +208,21 @@ def _method(fn: "Function"):
     return method
 
 
+def _attach_static_aware(cls: type, type_index: int) -> None:
+    """Reattach methods marked static by the core as static methods."""
+    from .type_info import TypeInfo
+
+    for m in TypeInfo(type_index).methods:
+        if m.is_static and m.name in cls.__dict__:
+            setattr(cls, m.name, m.as_callable(cls))
+
+
 def _register_class(type_index: int, cls: type) -> None:
     cls.__tether_type_index__ = type_index
     _ffi.register_class(type_index, cls)
     _attach_reflection(cls, type_index)
+    if _ffi.type_info(type_index)["method_details"]:
+        _attach_static_aware(cls, type_index)
 
 
 def _class_for_index(type_index: int) -> type:
@@ -113,11 +248,14 @@ _register_class(64, Object)
 _ffi.set_class_factory(_fallback_class)
 
 
-def register_object(type_key: Optional[str] = None):
+def register_object(type_key: Optional[str] = None, *, init: bool = True):
     """Class decorator: use ``cls`` as the wrapper of the FFI type ``type_key``.
 
     The type must already be registered with the core (by native code or
-    ``py_class``). Its reflected fields become attributes of ``cls``.
+    ``py_class``). Its reflected fields become descriptors on ``cls``, its
+    methods methods; ``__init__`` calls the type's ``__ffi_init__`` (when
+    ``init`` and the type has one); ``repr`` goes through ``ffi.ReprPrint``
+    and pickling through the core's JSON graph format (``Object``'s).
     """
 
     def register(cls: type) -> type:
@@ -126,8 +264,22 @@ def register_object(type_key: Optional[str] = None):
             raise TypeError(f"register_object needs a subclass of tether.Object, got {cls!r}")
         index = _ffi.type_key_to_index(key)
         if index is None:
-            raise ValueError(f"FFI type {key!r} is not registered")
+            raise ValueError(f"Cannot find object type index for {key}")
         _register_class(index, cls)
+        from .type_info import type_info_of_index
+
+        cls.__tvm_ffi_type_info__ = type_info_of_index(index)
+        if init and "__init__" not in cls.__dict__:
+            ffi_init = _ffi.type_attr(index, "__ffi_init__")
+            if ffi_init is not None:
+                def __init__(self, *args):
+                    _ffi.construct(self, ffi_init, *args)
+            else:
+                def __init__(self, *args, **kwargs):
+                    raise TypeError(f"`{cls.__name__}` cannot be constructed directly. "
+                                    "Define a custom __init__ or use a factory method.")
+            __init__.__qualname__ = f"{cls.__qualname__}.__init__"
+            cls.__init__ = __init__
         return cls
 
     if isinstance(type_key, type):  # used as @register_object without arguments
@@ -154,6 +306,12 @@ class Error(Object):
 
     __slots__ = ()
 
+    def __new__(cls, kind: str = "RuntimeError", message: str = "", backtrace: str = ""):
+        return _ffi.error_new(kind, message, backtrace)
+
+    def __init__(self, *args, **kwargs):
+        pass
+
     @property
     def kind(self) -> str:
         return _error_parts(self)[0]
@@ -161,6 +319,21 @@ class Error(Object):
     @property
     def message(self) -> str:
         return _error_parts(self)[1]
+
+    @property
+    def backtrace(self) -> str:
+        return _ffi.error_backtrace(self)
+
+    def py_error(self) -> BaseException:
+        """The Python exception for this error: the class registered for its
+        kind (``register_error``; RuntimeError otherwise), with the native
+        backtrace appended to its traceback."""
+        from . import error as _error
+
+        return _error._py_error_of(self)
+
+    def __reduce__(self):
+        return (Error, (self.kind, self.message, self.backtrace))
 
 
 def _error_parts(err: Error):
@@ -181,6 +354,8 @@ _BUILTIN_NAMES = (
     "ffi.Dict", "ffi.DictSize", "ffi.DictGetItem", "ffi.DictSetItem", "ffi.DictCount",
     "ffi.DictErase", "ffi.DictClear", "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor",
     "ffi.GetInvalidObject", "ffi.Shape", "tether.dataclass.RegisterType",
+    "ffi.ReprPrint", "ffi.ToJSONGraphString", "ffi.FromJSONGraphString", "ffi.GetGlobalFuncMetadata",
+    "ffi.FunctionListGlobalNamesFunctor", "ffi.FunctionRemoveGlobal",
 )
 
 
@@ -205,293 +380,7 @@ def _get_global(name: str, *args):
     return _ffi.call(_builtin(name), *args)
 
 
-class _Sequence(Object):
-    """Read access shared by Array and List (named by their builtins)."""
-
-    __slots__ = ()
-    _size_fn = _getitem_fn = _contains_fn = ""
-
-    @staticmethod
-    def _normalize(i: int, n: int) -> int:
-        """Python's negative indices; the core's globals take ``0 <= i < n``
-        (the message is tvm_ffi's)."""
-        j = i + n if i < 0 else i
-        if not 0 <= j < n:
-            raise IndexError(f"Index out of range. size: {n}, got index {i}")
-        return j
-
-    def __len__(self) -> int:
-        return _ffi.call(_builtin(self._size_fn), self)
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        return _ffi.call(_builtin(self._getitem_fn), self, self._normalize(_index(i), len(self)))
-
-    def __contains__(self, value) -> bool:
-        return _ffi.call(_builtin(self._contains_fn), self, value)
-
-    def __iter__(self):
-        return iter(_ffi.seq_items(self))
-
-    def __repr__(self) -> str:
-        if not _ffi.chandle(self):
-            return Object.__repr__(self)
-        return f"{type(self).__name__}({list(self)!r})"
-
-    def __reduce__(self):
-        return (type(self), (list(self),))
-
-
-class Array(_Sequence):
-    """An immutable FFI sequence; ``Array([1, 2, 3])``."""
-
-    __slots__ = ()
-    _size_fn, _getitem_fn, _contains_fn = "ffi.ArraySize", "ffi.ArrayGetItem", "ffi.ArrayContains"
-
-    def __new__(cls, items: Iterable = ()):
-        return _ffi.call(_builtin("ffi.Array"), *items)
-
-
-def _index(i) -> int:
-    if isinstance(i, bool) or not isinstance(i, int):
-        raise TypeError(f"indices must be integers, not {type(i).__name__}")
-    return i
-
-
-class List(_Sequence):
-    """A mutable FFI sequence; ``List([1, 2, 3])``."""
-
-    __slots__ = ()
-    _size_fn, _getitem_fn, _contains_fn = "ffi.ListSize", "ffi.ListGetItem", "ffi.ListContains"
-
-    def __new__(cls, items: Iterable = ()):
-        return _ffi.call(_builtin("ffi.List"), *items)
-
-    def __iter__(self):
-        # Other threads may mutate the list meanwhile: read each item through
-        # the list's lock and stop, like CPython's dict, if the size changed.
-        size_fn, getitem_fn = _builtin(self._size_fn), _builtin(self._getitem_fn)
-        size = _ffi.call(size_fn, self)
-        for i in range(size):
-            try:
-                item = _ffi.call(getitem_fn, self, i)
-            except IndexError:
-                item = None
-            if _ffi.call(size_fn, self) != size:
-                raise RuntimeError("List changed size during iteration")
-            yield item
-
-    def __setitem__(self, i, value) -> None:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            if step != 1:
-                raise ValueError("List slice assignment supports step 1 only")
-            stop = max(start, stop)
-            _ffi.call(_builtin("ffi.ListReplaceSlice"), self, start, stop, List(value))
-            return
-        _ffi.call(_builtin("ffi.ListSetItem"), self, self._normalize(_index(i), len(self)), value)
-
-    def __delitem__(self, i) -> None:
-        if isinstance(i, slice):
-            start, stop, step = i.indices(len(self))
-            if step != 1:
-                raise ValueError("List slice deletion supports step 1 only")
-            _ffi.call(_builtin("ffi.ListEraseRange"), self, start, max(start, stop))
-            return
-        self.pop(i)
-
-    def append(self, value) -> None:
-        _ffi.call(_builtin("ffi.ListAppend"), self, value)
-
-    def insert(self, i: int, value) -> None:
-        # Python's list.insert clamps the position into [0, len].
-        n = len(self)
-        i = _index(i)
-        i = i + n if i < 0 else i
-        _ffi.call(_builtin("ffi.ListInsert"), self, min(max(i, 0), n), value)
-
-    def pop(self, i: int = -1):
-        n = len(self)
-        if n == 0:
-            raise IndexError("pop from empty list")
-        return _ffi.call(_builtin("ffi.ListPop"), self, self._normalize(_index(i), n))
-
-    def reverse(self) -> None:
-        _ffi.call(_builtin("ffi.ListReverse"), self)
-
-    def clear(self) -> None:
-        _ffi.call(_builtin("ffi.ListClear"), self)
-
-    def extend(self, values: Iterable) -> None:
-        for v in values:
-            self.append(v)
-
-
-class _Mapping(Object):
-    """Read access shared by Map and Dict (named by their builtins)."""
-
-    __slots__ = ()
-    _size_fn = _getitem_fn = _count_fn = _or_missing_fn = _iter_fn = ""
-
-    @staticmethod
-    def _flat_pairs(items) -> list:
-        pairs = items.items() if hasattr(items, "items") else items
-        flat = []
-        for k, v in pairs:
-            flat += (k, v)
-        return flat
-
-    def _iter_pairs(self):
-        """(key, value) pairs through the core's forward iterator, which
-        raises RuntimeError if a Dict changes under it."""
-        it = _ffi.call(_builtin(self._iter_fn), self)
-        # Checked after the iterator exists: if the mapping changes in
-        # between, the iterator's next call raises RuntimeError.
-        if len(self) == 0:
-            return
-        while True:
-            yield it(0), it(1)
-            if not it(2):
-                return
-
-    @staticmethod
-    def _is_missing(value) -> bool:
-        return isinstance(value, Object) and value.same_as(_ffi.call(_builtin("ffi.GetInvalidObject")))
-
-    def __len__(self) -> int:
-        return _ffi.call(_builtin(self._size_fn), self)
-
-    def __getitem__(self, key):
-        return _ffi.call(_builtin(self._getitem_fn), self, key)
-
-    def __contains__(self, key) -> bool:
-        return _ffi.call(_builtin(self._count_fn), self, key) != 0
-
-    def get(self, key, default=None):
-        ret = _ffi.call(_builtin(self._or_missing_fn), self, key)
-        return default if self._is_missing(ret) else ret
-
-    def items(self):
-        return list(self._iter_pairs())
-
-    def keys(self):
-        return [k for k, _ in self.items()]
-
-    def values(self):
-        return [v for _, v in self.items()]
-
-    def __iter__(self):
-        return iter(self.keys())
-
-    def __repr__(self) -> str:
-        if not _ffi.chandle(self):
-            return Object.__repr__(self)
-        return f"{type(self).__name__}({dict(self.items())!r})"
-
-    def __reduce__(self):
-        return (type(self), (dict(self.items()),))
-
-
-class Map(_Mapping):
-    """An immutable FFI mapping; ``Map({"a": 1})``."""
-
-    __slots__ = ()
-    _size_fn, _getitem_fn, _count_fn = "ffi.MapSize", "ffi.MapGetItem", "ffi.MapCount"
-    _or_missing_fn, _iter_fn = "ffi.MapGetItemOrMissing", "ffi.MapForwardIterFunctor"
-
-    def __new__(cls, items=()):
-        return _ffi.call(_builtin("ffi.Map"), *cls._flat_pairs(items))
-
-
-class Dict(_Mapping):
-    """A mutable FFI mapping, shared by reference; ``Dict({"a": 1})``."""
-
-    __slots__ = ()
-    _size_fn, _getitem_fn, _count_fn = "ffi.DictSize", "ffi.DictGetItem", "ffi.DictCount"
-    _or_missing_fn, _iter_fn = "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor"
-
-    def __new__(cls, items=()):
-        return _ffi.call(_builtin("ffi.Dict"), *cls._flat_pairs(items))
-
-    def __setitem__(self, key, value) -> None:
-        _ffi.call(_builtin("ffi.DictSetItem"), self, key, value)
-
-    def __delitem__(self, key) -> None:
-        if _ffi.call(_builtin("ffi.DictCount"), self, key) == 0:
-            raise KeyError(key)
-        _ffi.call(_builtin("ffi.DictErase"), self, key)
-
-    _NO_DEFAULT = object()
-
-    def pop(self, key, default=_NO_DEFAULT):
-        ret = _ffi.call(_builtin("ffi.DictGetItemOrMissing"), self, key)
-        if self._is_missing(ret):
-            if default is Dict._NO_DEFAULT:
-                raise KeyError(key)
-            return default
-        _ffi.call(_builtin("ffi.DictErase"), self, key)
-        return ret
-
-    def setdefault(self, key, default=None):
-        ret = _ffi.call(_builtin("ffi.DictGetItemOrMissing"), self, key)
-        if self._is_missing(ret):
-            self[key] = default
-            return default
-        return ret
-
-    def update(self, other=(), **kwargs) -> None:
-        pairs = other.items() if hasattr(other, "items") else other
-        for k, v in pairs:
-            self[k] = v
-        for k, v in kwargs.items():
-            self[k] = v
-
-    def clear(self) -> None:
-        _ffi.call(_builtin("ffi.DictClear"), self)
-
-
-class Shape(Object):
-    """An immutable tuple of ints."""
-
-    __slots__ = ()
-
-    def __new__(cls, dims: Iterable[int] = ()):
-        return _ffi.call(_builtin("ffi.Shape"), *dims)
-
-    def _dims(self) -> tuple:
-        # TVM-FFI's ShapeObj: the header (24 bytes), then a pointer to the
-        # int64 dimensions and their count; a Shape never changes.
-        h = _ffi.chandle(self)
-        data, size = ctypes.c_void_p.from_address(h + 24).value, ctypes.c_size_t.from_address(h + 32).value
-        return tuple((ctypes.c_int64 * size).from_address(data)) if size else ()
-
-    def __len__(self) -> int:
-        return len(self._dims())
-
-    def __getitem__(self, i):
-        return self._dims()[i]
-
-    def __iter__(self):
-        return iter(self._dims())
-
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (Shape, tuple, list)):
-            return self._dims() == tuple(other)
-        return NotImplemented
-
-    __hash__ = Object.__hash__
-
-    def __repr__(self) -> str:
-        if not _ffi.chandle(self):
-            return Object.__repr__(self)
-        return f"Shape({self._dims()!r})"
-
-    def __reduce__(self):
-        return (Shape, (self._dims(),))
-
-
-for _index_, _cls in ((68, Function), (67, Error), (71, Array), (75, List), (72, Map), (76, Dict), (69, Shape)):
+for _index_, _cls in ((68, Function), (67, Error)):
     _register_class(_index_, _cls)
 del _index_, _cls
 _builtins.update(_load_builtins())
@@ -499,8 +388,27 @@ _builtins.update(_load_builtins())
 
 def convert(value: Any) -> Any:
     """Convert a Python value to its FFI form (lists to Array, dicts to Map,
-    callables to Function, ...) and return the result as Python sees it."""
+    callables to Function, ...) and return the result as Python sees it.
+    Strings and bytes come back as ``String``/``Bytes`` holding their FFI
+    object, as tvm_ffi returns them."""
+    if isinstance(value, (str, bytes, bytearray)) and not isinstance(value, PyNativeObject):
+        cls = String if isinstance(value, str) else Bytes
+        obj = _ffi.to_object(value)
+        if obj is None:  # stored inline in the value: no object to keep
+            return cls(value)
+        return cls.__from_tvm_ffi_object__(obj)
+    if isinstance(value, BaseException):
+        return _ffi.to_object(value)
     return _ffi.convert(value)
+
+
+def convert_func(pyfunc: Callable) -> "Function":
+    """A Python callable as an FFI Function."""
+    if not callable(pyfunc):
+        raise TypeError(f"convert_func needs a callable, got {type(pyfunc).__name__}")
+    if isinstance(pyfunc, Function):
+        return pyfunc
+    return _ffi.convert(pyfunc)
 
 
 _global_funcs: dict = {}
@@ -611,3 +519,26 @@ def load_module(path: str, deep_bind: Optional[bool] = None) -> Module:
     must interpose the library's symbols. See ``Module._dlopen_mode``.
     """
     return Module(os.fspath(path), deep_bind=deep_bind)
+
+
+for _index_, _cls in ((65, _StringObj), (66, _BytesObj), (74, OpaquePyObject)):
+    _register_class(_index_, _cls)
+del _index_, _cls
+
+from . import error as _error  # noqa: E402  (needs Error above)
+from . import _convert  # noqa: E402
+
+_ffi.set_hooks(_error._py_error_of, _error._kind_of, _convert._value_from_protocol)
+
+
+def _sweep_side_table(phase: str, info: dict) -> None:
+    # Objects allocated without tether's allocation header are tied through
+    # a side table; entries of objects that died are dropped after each
+    # collection (and whenever the table doubles).
+    if phase == "stop":
+        _ffi.sweep_side_table()
+
+
+import gc as _gc  # noqa: E402
+
+_gc.callbacks.append(_sweep_side_table)

@@ -16,5 +16,15 @@ fn main() {
     if elf {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
     }
+    // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_bridge):
+    // C++17, its own minimal declarations, no TVM-FFI header.
+    cc::Build::new()
+        .cpp(true)
+        .std("c++17")
+        .file("cxx/library_surface.cc")
+        .warnings(true)
+        .compile("tether_core_cxx");
+    println!("cargo:rerun-if-changed=cxx/library_surface.cc");
+    println!("cargo:rerun-if-changed=cxx/library_surface.h");
     println!("cargo:rerun-if-changed=build.rs");
 }

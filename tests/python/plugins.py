@@ -42,6 +42,12 @@ def build_plugin(out_dir) -> str:
     return build_shared(PLUGIN_SOURCE, os.path.join(str(out_dir), "libplugin.so"))
 
 
+def build_headerless(out_dir) -> str:
+    """The C library of ``native/headerless.c``: ``headerless.Node`` objects
+    allocated with malloc, without tether's allocation header or marker."""
+    return build_shared(os.path.join(HERE, "native", "headerless.c"), os.path.join(str(out_dir), "libheaderless.so"))
+
+
 def build_rust_plugin(tmp_path_factory) -> str:
     """The Rust library of ``tests/rust_plugin``, which reaches the core only
     through ``tether-sys``. Built once per session into a shared target

@@ -100,8 +100,11 @@ def test_native_errors_become_python_exceptions(kind, exc):
 
 
 def test_unknown_error_kind_becomes_runtime_error():
-    with pytest.raises(RuntimeError, match="CustomKind: detail"):
+    # As tvm_ffi: a kind without a registered class raises RuntimeError with
+    # the message; the FFI error (and its kind) stays on the exception.
+    with pytest.raises(RuntimeError, match="^detail$") as info:
         raise_error("CustomKind", "detail")
+    assert info.value.__tvm_ffi_error__.kind == "CustomKind"
 
 
 def test_missing_function_is_named():
@@ -128,12 +131,13 @@ def test_register_global_func_from_python():
 
 
 def test_bad_field_types_name_the_field():
+    # TVM-FFI's messages: setters say what they expected, constructors name the field.
     h = Holder(Inner(1))
-    with pytest.raises(TypeError, match='field "x" of tests.Holder expects tests.Inner, got int'):
+    with pytest.raises(TypeError, match="^expected tests.Inner, got int$"):
         h.x = 5
-    with pytest.raises(TypeError, match='field "v" of tests.Inner expects int, got ffi.SmallStr'):
+    with pytest.raises(TypeError, match="^tests.Inner.__ffi_init__\\(\\) field 'v':\n  expected int, got str$"):
         Inner("nope")
-    with pytest.raises(TypeError, match="expects tests.Inner, got tests.Holder"):
+    with pytest.raises(TypeError, match="expected tests.Inner, got tests.Holder"):
         Holder(h)
 
 
@@ -149,14 +153,15 @@ def test_py_class_follows_dataclass_semantics():
     c = Config("cfg", debug=True)
     assert (c.name, c.size, c.debug, c.secret) == ("cfg", 3, True, "s")
     assert list(c.tags) == []
-    assert repr(c).endswith("Config(name='cfg', size=3, tags=Array([]), debug=True)")  # qualname, as dataclasses does
-    # Containers compare by identity (as FFI objects), scalars by value.
+    assert repr(c) == 'tests.Config(name="cfg", size=3, tags=(), debug=True)'  # ffi.ReprPrint, as TVM-FFI
+    # Field-wise equality (TVM-FFI's RecursiveEq): containers by content.
     assert c == Config("cfg", tags=c.tags, debug=True)
+    assert c == Config("cfg", debug=True)
     assert c != Config("cfg", size=4, tags=c.tags, debug=True)
-    assert Config.__hash__ is None
-    with pytest.raises(TypeError, match="missing a required argument: 'name'"):
+    assert Config.__hash__ is tether.Object.__hash__  # TVM-FFI keeps the handle hash with eq=True
+    with pytest.raises(TypeError, match="tests.Config.__ffi_init__\\(\\) missing required argument: 'name'"):
         Config()
-    with pytest.raises(TypeError, match="positional"):
+    with pytest.raises(TypeError, match="takes at most 4 positional argument"):
         Config("a", 1, [], "s", True)
     assert not hasattr(c, "__dict__")
     assert [f.name for f in dc.fields(c)] == ["name", "size", "tags", "secret", "debug"]
@@ -170,29 +175,21 @@ def test_py_class_frozen_and_init_false():
 
     f = Frozen(5)
     assert f.x == 5 and f.derived == 0
-    with pytest.raises(dataclasses.FrozenInstanceError):
+    with pytest.raises(AttributeError, match="property of 'Frozen' object has no setter"):
         f.x = 3
     with pytest.raises(TypeError):
         Frozen(1, 2)
 
 
 def test_py_class_rejects_bad_definitions():
-    with pytest.raises(ValueError, match="mutable default"):
-        @py_class("tests.BadDefault")
-        class BadDefault(dc.Object):
-            items: object = []
-
-    with pytest.raises(TypeError, match="non-default argument 'b' follows default argument"):
-        @py_class("tests.BadOrder")
-        class BadOrder(dc.Object):
-            a: int = 0
-            b: int
-
-    with pytest.raises(TypeError, match="must derive from tether.dataclasses.Object"):
+    with pytest.raises(TypeError, match="must inherit from a registered FFI Object type"):
         py_class("tests.NotObject")(type("NotObject", (), {}))
 
     with pytest.raises(ValueError, match="already registered"):
         py_class("tests.Inner")(type("Again", (dc.Object,), {"__annotations__": {"v": int}}))
+
+    with pytest.raises(ValueError, match="order=True requires eq=True"):
+        py_class("tests.BadOrder", order=True)
 
 
 def test_wrapper_helpers(holder):

@@ -196,7 +196,7 @@ def test_dict_class_is_a_mutable_mapping():
     assert isinstance(d, tether.Dict) and type(tether.get_global_func("testing.echo")(d)) is tether.Dict
     d["c"] = 3
     assert len(d) == 3 and d["c"] == 3 and "c" in d and "q" not in d
-    assert list(d) == ["a", "b", "c"] and d.keys() == ["a", "b", "c"] and d.values() == [1, 2, 3]
+    assert list(d) == ["a", "b", "c"] and list(d.keys()) == ["a", "b", "c"] and list(d.values()) == [1, 2, 3]
     assert d.get("q") is None and d.get("q", 7) == 7 and d.get("a") == 1
     del d["a"]
     with pytest.raises(KeyError):
@@ -210,7 +210,7 @@ def test_dict_class_is_a_mutable_mapping():
     d.update({"u": 1}, v=2)
     assert dict(d.items()) == {"c": 3, "z": 9, "u": 1, "v": 2}
     d.clear()
-    assert len(d) == 0 and d.items() == []
+    assert len(d) == 0 and list(d.items()) == []
     big = tether.Dict({i: str(i) for i in range(1000)})
     assert len(big) == 1000 and big[777] == "777" and list(big)[:3] == [0, 1, 2]
     import pickle
@@ -222,7 +222,7 @@ def test_map_class_reads_through_the_upstream_globals():
     m = tether.Map({"k": 1, 2: "v", "a long key that lives on the heap": 3})
     assert len(m) == 3 and m["k"] == 1 and m[2] == "v" and m["a long key that lives on the heap"] == 3
     assert "k" in m and "zz" not in m and m.get("zz") is None and m.get("k") == 1
-    assert m.items() == [("k", 1), (2, "v"), ("a long key that lives on the heap", 3)]
+    assert list(m.items()) == [("k", 1), (2, "v"), ("a long key that lives on the heap", 3)]
     with pytest.raises(KeyError, match="key is not in Map"):
         m["zz"]
     big = tether.Map({f"key{i}": i for i in range(500)})

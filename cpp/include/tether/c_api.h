@@ -495,6 +495,36 @@ TETHER_DLL TetherDLPackManagedTensorAllocator TVMFFIEnvGetDLPackManagedTensorAll
  * none); the allocator's failure code and error pass through. */
 TETHER_DLL int TVMFFIEnvTensorAlloc(TetherDLTensor* prototype, TVMFFIObjectHandle* out);
 
+/* The host environment's C entry points, by their CPython names:
+ * "PyErr_CheckSignals", "PyGILState_Ensure", "PyGILState_Release" (any
+ * other name is a ValueError). CheckSignals returns 0 when nothing is
+ * registered or no signal is pending, -1 when the registered check failed
+ * (the host has set its own error). */
+TETHER_DLL int TVMFFIEnvRegisterCAPI(const char* name, void* symbol);
+TETHER_DLL int TVMFFIEnvCheckSignals(void);
+
+/* ---- modules: symbols a loaded library reaches ------------------------- */
+
+/* Functions a library registers for the system library (ffi.SystemLib),
+ * under their full symbol names ("__tvm_ffi_<name>"). */
+TETHER_DLL int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbol);
+/* A pointer stored, at load time, into every library that defines a
+ * void* variable of that name (later loads only). */
+TETHER_DLL int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol);
+
+/* ---- arbitrary-precision integers (ffi.BigInt) ------------------------- */
+
+/* An integer from whole native-endian 64-bit words, least significant
+ * first, two's complement (empty: zero). Values that fit in 64 bits come
+ * back as int, others as an owned ffi.BigInt (header, size_t word count,
+ * then the words, canonical). ValueError when the size is not a multiple
+ * of 8. */
+TETHER_DLL int TVMFFIBigIntFromByteArray(const TVMFFIByteArray* input, TVMFFIAny* out);
+/* The words of an int or ffi.BigInt value, borrowed from the value itself
+ * (an int's own payload slot). For anything else {NULL, 0}, with a
+ * TypeError raised. */
+TETHER_DLL TVMFFIByteArray TVMFFIBigIntGetContentByteArray(const TVMFFIAny* value);
+
 /* ---- one-time handles -------------------------------------------------- */
 
 /* InitOnce: an init_func that succeeds with a NULL result is an error; a

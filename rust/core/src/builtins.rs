@@ -20,6 +20,7 @@ where
 pub(crate) fn all() -> Vec<Builtin> {
     let mut all = crate::containers::globals::builtins();
     all.extend(crate::tensor::builtins());
+    all.extend(crate::function_metadata::builtins());
     all.extend(vec![
         (
             // f(-1) -> count; f(i) -> name i (a snapshot taken when f is made).
@@ -65,6 +66,7 @@ pub(crate) fn all() -> Vec<Builtin> {
             f(|args| Err(Error::new(arg::<String>(args, 0, "kind")?, arg::<String>(args, 1, "message")?))),
         ),
     ]);
+    all.extend(crate::dataclass::auto_init::globals());
     all.extend(crate::structural::register_globals());
     all.extend(crate::serialization::register_globals());
     all

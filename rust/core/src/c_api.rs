@@ -23,11 +23,17 @@ use crate::function::{panic_message, Function};
 use crate::object::{self, ObjectRef};
 use crate::type_registry;
 
+mod big_int;
 mod dlpack;
+mod env;
+mod module;
+pub use big_int::*;
 pub use dlpack::*;
+pub use env::*;
+pub use module::*;
 
 /// Run `f`, turning `Err` and panics into a raised error and -1.
-fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
+pub(crate) fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
@@ -336,7 +342,12 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
         let f = Any::from_view(&info.method)?
             .as_object()
             .ok_or_else(|| Error::type_error("TVMFFIFunctionSetGlobalFromMethodInfo: method is not an object"))?;
-        Function::set_global(name, Function::from_object(f)?, allow_override != 0)
+        let metadata = bytes(&info.metadata, "TVMFFIFunctionSetGlobalFromMethodInfo", "metadata")?;
+        let metadata = utf8(metadata, "TVMFFIFunctionSetGlobalFromMethodInfo", "metadata")?;
+        let f = Function::from_object(f)?;
+        Function::set_global(name, f.clone(), allow_override != 0)?;
+        crate::function_metadata::record(name, &f, metadata);
+        Ok(())
     })
 }
 

@@ -62,6 +62,12 @@ static TABLE: TetherCoreApiTable = TetherCoreApiTable {
     TVMFFIEnvSetDLPackManagedTensorAllocator: c_api::TVMFFIEnvSetDLPackManagedTensorAllocator,
     TVMFFIEnvGetDLPackManagedTensorAllocator: c_api::TVMFFIEnvGetDLPackManagedTensorAllocator,
     TVMFFIEnvTensorAlloc: c_api::TVMFFIEnvTensorAlloc,
+    TVMFFIBigIntFromByteArray: c_api::TVMFFIBigIntFromByteArray,
+    TVMFFIBigIntGetContentByteArray: c_api::TVMFFIBigIntGetContentByteArray,
+    TVMFFIEnvCheckSignals: c_api::TVMFFIEnvCheckSignals,
+    TVMFFIEnvRegisterCAPI: c_api::TVMFFIEnvRegisterCAPI,
+    TVMFFIEnvModRegisterContextSymbol: c_api::TVMFFIEnvModRegisterContextSymbol,
+    TVMFFIEnvModRegisterSystemLibSymbol: c_api::TVMFFIEnvModRegisterSystemLibSymbol,
 };
 
 /// The core's function table: static, immutable, valid while the library

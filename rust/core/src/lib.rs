@@ -22,13 +22,17 @@
 pub use tether_sys::abi;
 pub mod alloc_header;
 pub mod any;
+pub mod big_int;
 mod builtins;
 pub mod c_api;
 pub mod c_api_table;
 pub mod containers;
+pub mod cxx_bridge;
 pub mod dataclass;
 pub mod error;
 pub mod function;
+pub mod function_metadata;
+pub mod module;
 pub mod object;
 pub mod reflection;
 pub mod serialization;

@@ -1,5 +1,5 @@
-//! Deep copies (`ffi.DeepCopy`), as TVM-FFI makes them: every List, Map,
-//! Array and reflected object reachable from the value is copied once
+//! Deep copies (`ffi.DeepCopy`), as TVM-FFI makes them: every List, Dict,
+//! Map, Array and reflected object reachable from the value is copied once
 //! (sharing and cycles are preserved in the copy); strings, bytes, shapes
 //! and PODs are shared. Objects are copied through their type's
 //! `__ffi_shallow_copy__` hook, or field by field for run-time dataclass
@@ -11,7 +11,7 @@ use std::collections::HashMap;
 
 use crate::abi::type_index as ti;
 use crate::any::Any;
-use crate::containers::{Array, List, Map};
+use crate::containers::{Array, Dict, List, Map};
 use crate::dataclass;
 use crate::error::Error;
 use crate::function::Function;
@@ -49,7 +49,7 @@ fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
         return Ok(copy);
     }
     Err(Error::runtime_error(format!(
-        "Cannot deep copy object of type \"{}\" because it is not copy-constructible",
+        "Check failed: (copy_fn.has_value()) is false: Cannot deep copy object of type \"{}\" because it is not copy-constructible",
         type_registry::type_key_of(index)
     )))
 }
@@ -91,6 +91,17 @@ impl Copier {
                 }
                 Ok(copy)
             }
+            ti::kTVMFFIDict => {
+                // Mutable like List: the copy exists before its items, so
+                // items referring back to the Dict get the copy.
+                let new = Dict::new(Vec::new())?;
+                let copy = Any::from_object(new.as_object());
+                self.copies.insert(addr, (obj.clone(), copy.clone()));
+                for (k, v) in Dict::from_object(obj)?.items() {
+                    new.set(self.copy(&k)?, self.copy(&v)?)?;
+                }
+                Ok(copy)
+            }
             index => {
                 let new = shallow_copy(&obj)?;
                 let copy = Any::from_object(new.clone());
@@ -129,7 +140,7 @@ impl Copier {
         self.copies.get(&p).map(|(_, c)| c.clone()).filter(|c| c.object_ptr() != v.object_ptr())
     }
 
-    /// Point Lists and objects at copies that did not exist yet when they
+    /// Point Lists, Dicts and objects at copies that did not exist yet when they
     /// were filled.
     fn fix_up(&mut self) -> Result<(), Error> {
         let copies: Vec<Any> = self.copies.values().map(|(_, c)| c.clone()).collect();
@@ -141,6 +152,14 @@ impl Copier {
                     for (i, it) in list.to_vec().iter().enumerate() {
                         if let Some(r) = self.replacement(it) {
                             list.set(i as i64, r)?;
+                        }
+                    }
+                }
+                ti::kTVMFFIDict => {
+                    let dict = Dict::from_object(obj)?;
+                    for (k, v) in dict.items() {
+                        if let Some(r) = self.replacement(&v) {
+                            dict.set(k, r)?;
                         }
                     }
                 }

@@ -7,7 +7,7 @@
 //! and equal values (PODs and strings by value, objects by identity) share
 //! one node. Data by type: `int`/`bool`/`float` the value, `ffi.String` the
 //! text, `ffi.Bytes` base64, `ffi.Array`/`ffi.List` node indices,
-//! `ffi.Map` alternating key/value indices, `ffi.Shape` the dims, `Device`
+//! `ffi.Map`/`ffi.Dict` alternating key/value indices, `ffi.Shape` the dims, `Device`
 //! `[type, id]`, `DataType` its text, `None` nothing; reflected objects an
 //! object of fields (int/bool/float/None-typed fields inline, others as node
 //! indices), or whatever the type's `__data_to_json__` hook returns (read
@@ -141,7 +141,12 @@ impl Writer {
         let node = match v.object_ptr() {
             Some(p) => {
                 if !self.active.insert(p as usize) {
-                    return Err(Error::value_error("Cycle detected during serialization: a value contains itself"));
+                    let what = match v.type_index() {
+                        ti::kTVMFFIList => "a List",
+                        ti::kTVMFFIDict => "a Dict",
+                        _ => "a value",
+                    };
+                    return Err(Error::value_error(format!("Cycle detected during serialization: {what} contains itself")));
                 }
                 let r = deep_stack::guarded(|| self.make_node(v));
                 self.active.remove(&(p as usize));
@@ -187,10 +192,10 @@ impl Writer {
                 ("ffi.Array".into(), Some(self.indices(&items)?))
             }
             ti::kTVMFFIList => ("ffi.List".into(), Some(self.indices(&List::from_object(v.as_object().expect("list"))?.to_vec())?)),
-            ti::kTVMFFIMap => {
-                let flat: Vec<Any> =
-                    Map::from_object(v.as_object().expect("map"))?.items().iter().flat_map(|(k, x)| [k.clone(), x.clone()]).collect();
-                ("ffi.Map".into(), Some(self.indices(&flat)?))
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let map = crate::structural::MapLike::from_object(v.as_object().expect("map"))?;
+                let flat: Vec<Any> = map.items().iter().flat_map(|(k, x)| [k.clone(), x.clone()]).collect();
+                (v.type_key(), Some(self.indices(&flat)?))
             }
             ti::kTVMFFIShape => {
                 let dims = Shape::from_object(v.as_object().expect("shape"))?.dims().iter().map(|d| Any::from(*d)).collect();
@@ -317,7 +322,7 @@ impl Reader {
                     obj_any(List::new(items)?.into_object())
                 }
             }
-            ti::kTVMFFIMap => {
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let idx = index_list(&data()?)?;
                 if idx.len() % 2 != 0 {
                     return Err(invalid(format!(
@@ -329,7 +334,11 @@ impl Reader {
                 for kv in idx.chunks(2) {
                     pairs.push((self.node(kv[0])?, self.node(kv[1])?));
                 }
-                obj_any(Map::new(pairs)?.into_object())
+                if index == ti::kTVMFFIDict {
+                    obj_any(crate::containers::Dict::new(pairs)?.into_object())
+                } else {
+                    obj_any(Map::new(pairs)?.into_object())
+                }
             }
             ti::kTVMFFIShape => {
                 obj_any(Shape::new(&index_list(&data()?)?)?.into_object())

@@ -1,7 +1,8 @@
 //! The printable form of FFI values (`ffi.ReprPrint`), as TVM-FFI prints
 //! it: `None`, `True`, ints, floats with six significant digits, strings
 //! Python-escaped in double quotes, bytes as `b"..."`, Arrays as tuples
-//! `(1,)`, Lists `[...]`, Maps `{k: v}`, `Shape(2, 3)`, devices `cpu:0`,
+//! `(1,)`, Lists `[...]`, Maps and Dicts `{k: v}`, `Shape(2, 3)`, devices `cpu:0`,
+//! tensors `float32[2, 3]@cpu:0`,
 //! and reflected objects as `type_key(field=value, ...)` (fields flagged
 //! ReprOff left out, a type without printable fields as its bare key). A
 //! type's `__ffi_repr__` hook `(obj, fn_repr) -> str` replaces the default;
@@ -12,7 +13,7 @@ use std::collections::HashMap;
 
 use crate::abi::{field_flag, type_index as ti};
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, List, Map, Shape};
+use crate::containers::{Array, List, Shape};
 use crate::error::Error;
 use crate::function::Function;
 use crate::object::ObjectRef;
@@ -188,6 +189,19 @@ impl Printer {
             None => {}
         }
         let index = obj.type_index();
+        if index == ti::kTVMFFITensor {
+            let t = crate::tensor::Tensor::from_object(obj)?;
+            let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
+            let dt = t.dtype();
+            let dev = t.device();
+            return Ok(format!(
+                "{}[{}]@{}:{}",
+                dtype_text(dt.code, dt.bits, dt.lanes),
+                dims.join(", "),
+                device_name(dev.device_type as i32),
+                dev.device_id
+            ));
+        }
         if index == ti::kTVMFFIShape {
             let dims: Vec<String> = Shape::from_object(obj)?.dims().iter().map(|d| d.to_string()).collect();
             return Ok(format!("Shape({})", dims.join(", ")));
@@ -222,8 +236,8 @@ impl Printer {
                 let items = List::from_object(obj.clone())?.to_vec();
                 Ok(format!("[{}]", self.join(&items)?.join(", ")))
             }
-            ti::kTVMFFIMap => {
-                let map = Map::from_object(obj.clone())?;
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let map = crate::structural::MapLike::from_object(obj.clone())?;
                 let mut parts = Vec::with_capacity(map.len());
                 for (k, v) in map.items().iter() {
                     parts.push(format!("{}: {}", self.repr(k)?, self.repr(v)?));

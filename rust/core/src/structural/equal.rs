@@ -23,14 +23,15 @@ use std::collections::HashMap;
 
 use crate::abi::{field_flag, type_index as ti, TVMFFITypeInfo};
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, List, Map, Shape};
+use crate::containers::{Array, List, Shape};
+use crate::tensor::Tensor;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::ObjectRef;
 use crate::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
-use super::{deep_stack, def_region, kind, Global};
+use super::{deep_stack, def_region, kind, Global, MapLike};
 
 /// Whether `lhs` and `rhs` are structurally equal.
 pub fn structural_equal(lhs: &Any, rhs: &Any, map_free_vars: bool, skip_tensor_content: bool) -> Result<bool, Error> {
@@ -55,7 +56,6 @@ pub fn first_mismatch(
 
 struct Equal {
     region: i32,
-    #[allow(dead_code)] // read by tensor comparison once ffi.Tensor exists in the core
     skip_tensor_content: bool,
     trace: bool,
     lhs_rev: Vec<AccessStep>,
@@ -121,10 +121,12 @@ impl Equal {
                 let (a, b) = (List::from_object(lo)?, List::from_object(ro)?);
                 deep_stack::guarded(|| self.compare_sequence(a.to_vec(), b.to_vec()))
             }
-            ti::kTVMFFIMap => {
-                let (a, b) = (Map::from_object(lo)?, Map::from_object(ro)?);
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let (a, b) = (MapLike::from_object(lo)?, MapLike::from_object(ro)?);
                 deep_stack::guarded(|| self.compare_map(&a, &b))
             }
+            ti::kTVMFFITensor if lo.same_as(&ro) => Ok(true),
+            ti::kTVMFFITensor => self.compare_tensor(&Tensor::from_object(lo)?, &Tensor::from_object(ro)?),
             ti::kTVMFFIShape => Ok(Shape::from_object(lo)?.dims() == Shape::from_object(ro)?.dims()),
             _ => deep_stack::guarded(|| self.compare_object(lo, ro)),
         }
@@ -163,7 +165,7 @@ impl Equal {
         }
     }
 
-    fn compare_map(&mut self, a: &Map, b: &Map) -> Result<bool, Error> {
+    fn compare_map(&mut self, a: &MapLike, b: &MapLike) -> Result<bool, Error> {
         if a.len() != b.len() && !self.trace {
             return Ok(false);
         }
@@ -195,6 +197,18 @@ impl Equal {
             }
         }
         Ok(false)
+    }
+
+    /// Same shape and dtype, then (unless skipped) the same bytes.
+    fn compare_tensor(&self, lhs: &Tensor, rhs: &Tensor) -> Result<bool, Error> {
+        if lhs.shape() != rhs.shape() || lhs.dtype() != rhs.dtype() {
+            return Ok(false);
+        }
+        if self.skip_tensor_content {
+            return Ok(true);
+        }
+        let (l, r) = (super::tensor_content(lhs, "compare", "lhs")?, super::tensor_content(rhs, "compare", "rhs")?);
+        Ok(l == r)
     }
 
     fn bind(&mut self, lhs: &ObjectRef, rhs: &ObjectRef) {

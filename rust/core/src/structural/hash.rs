@@ -15,13 +15,14 @@ use std::collections::HashMap;
 
 use crate::abi::{field_flag, type_index as ti, TVMFFITypeInfo};
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, List, Map, Shape};
+use crate::containers::{Array, List, Shape};
+use crate::tensor::Tensor;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::ObjectRef;
 use crate::type_registry;
 
-use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global};
+use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike};
 
 /// The structural hash of `value`.
 pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bool) -> Result<u64, Error> {
@@ -30,7 +31,6 @@ pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bo
 
 struct Hasher {
     region: i32,
-    #[allow(dead_code)] // read by tensor hashing once ffi.Tensor exists in the core
     skip_tensor_content: bool,
     free_var_counter: u64,
     graph_node_counter: u64,
@@ -93,10 +93,11 @@ impl Hasher {
                 let items = List::from_object(obj)?.to_vec();
                 deep_stack::guarded(|| self.hash_sequence(index, &items))
             }
-            ti::kTVMFFIMap => {
-                let map = Map::from_object(obj)?;
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let map = MapLike::from_object(obj)?;
                 deep_stack::guarded(|| self.hash_map(index, &map))
             }
+            ti::kTVMFFITensor => self.hash_tensor(&Tensor::from_object(obj)?),
             ti::kTVMFFIShape => {
                 let shape = Shape::from_object(obj)?;
                 let mut h = hash_combine(super::type_index_key_hash(index), shape.dims().len() as u64);
@@ -126,7 +127,7 @@ impl Hasher {
         }
     }
 
-    fn hash_map(&mut self, index: i32, map: &Map) -> Result<u64, Error> {
+    fn hash_map(&mut self, index: i32, map: &MapLike) -> Result<u64, Error> {
         let mut h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
         let mut items: Vec<(u64, Any)> =
             map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
@@ -142,6 +143,20 @@ impl Hasher {
                 h = hash_combine(h, self.hash_any(&items[i].1)?);
             }
             i = j;
+        }
+        Ok(h)
+    }
+
+    /// Shape, dtype and (unless skipped) the bytes, as TVM-FFI hashes them.
+    fn hash_tensor(&self, t: &Tensor) -> Result<u64, Error> {
+        let mut h = hash_combine(super::type_index_key_hash(ti::kTVMFFITensor), t.ndim() as u64);
+        for d in t.shape() {
+            h = hash_combine(h, *d as u64);
+        }
+        let dt = t.dtype();
+        h = hash_combine(h, dt.code as u64 | (dt.bits as u64) << 8 | (dt.lanes as u64) << 16);
+        if !self.skip_tensor_content {
+            h = hash_combine(h, hash_bytes(super::tensor_content(t, "hash", "tensor")?));
         }
         Ok(h)
     }

@@ -15,6 +15,9 @@ pub mod equal;
 pub mod hash;
 pub mod hook_callback;
 pub mod key;
+pub mod mutate;
+pub mod typed_args;
+pub mod visit;
 
 use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
 use crate::any::Any;
@@ -45,7 +48,10 @@ pub mod def_region {
 
 /// TVM-FFI's `StableHashCombine`: stable across processes and platforms.
 pub fn hash_combine(key: u64, value: u64) -> u64 {
-    key ^ value.wrapping_add(0x9e37_79b9).wrapping_add(key << 6).wrapping_add(key >> 2)
+    key ^ value
+        .wrapping_add(0x9e37_79b9)
+        .wrapping_add(key << 6)
+        .wrapping_add(key >> 2)
 }
 
 /// TVM-FFI's `StableHashBytes` (little-endian words, modulo 2^31 - 1).
@@ -62,7 +68,10 @@ pub fn hash_bytes(data: &[u8]) -> u64 {
     if !rest.is_empty() {
         let mut word = [0u8; 8];
         word[..rest.len()].copy_from_slice(rest);
-        result = result.wrapping_mul(MULTIPLIER).wrapping_add(u64::from_le_bytes(word)) % MODULUS;
+        result = result
+            .wrapping_mul(MULTIPLIER)
+            .wrapping_add(u64::from_le_bytes(word))
+            % MODULUS;
     }
     result
 }
@@ -80,7 +89,9 @@ pub fn type_key_hash(key: &[u8]) -> u64 {
     let mut hash = SEED ^ (key.len() as u64).wrapping_mul(MUL);
     let mut chunks = key.chunks_exact(8);
     for c in &mut chunks {
-        let data = shift_mix(u64::from_le_bytes(c.try_into().expect("8-byte chunk")).wrapping_mul(MUL)).wrapping_mul(MUL);
+        let data =
+            shift_mix(u64::from_le_bytes(c.try_into().expect("8-byte chunk")).wrapping_mul(MUL))
+                .wrapping_mul(MUL);
         hash ^= data;
         hash = hash.wrapping_mul(MUL);
     }
@@ -123,8 +134,12 @@ pub(crate) fn structural_kind(info: &TVMFFITypeInfo) -> Result<i32, Error> {
 }
 
 pub(crate) fn type_info_of(obj: &ObjectRef) -> Result<&'static TVMFFITypeInfo, Error> {
-    type_registry::type_info(obj.type_index())
-        .ok_or_else(|| Error::type_error(format!("object has unregistered type index {}", obj.type_index())))
+    type_registry::type_info(obj.type_index()).ok_or_else(|| {
+        Error::type_error(format!(
+            "object has unregistered type index {}",
+            obj.type_index()
+        ))
+    })
 }
 
 /// Read a reflected field of `obj` (the field belongs to its type).
@@ -161,6 +176,62 @@ pub(crate) fn region_for_hook(requested: i32, current: i32) -> i32 {
     }
 }
 
+/// The data of a CPU, contiguous tensor, with TVM-FFI's checks (`verb` is
+/// "hash" or "compare", `side` names the tensor in the message).
+pub(crate) fn tensor_content<'t>(t: &'t crate::tensor::Tensor, verb: &str, side: &str) -> Result<&'t [u8], Error> {
+    if t.device().device_type as i32 != 1 {
+        return Err(Error::runtime_error(format!(
+            "Check failed: ({side}.device().device_type == kDLCPU) is false: can only {verb} CPU tensor"
+        )));
+    }
+    if !t.is_contiguous() {
+        return Err(Error::runtime_error(format!(
+            "Check failed: ({side}.IsContiguous()) is false: Can only {verb} contiguous tensor"
+        )));
+    }
+    let size = crate::tensor::tensor::data_size(t.numel().max(0) as u64, t.dtype()) as usize;
+    if size == 0 || t.data().is_null() {
+        return Ok(&[]);
+    }
+    // SAFETY: a CPU tensor's data (past its byte offset) holds `size` bytes
+    // while the tensor lives, and `t` is borrowed for the slice's lifetime.
+    Ok(unsafe { std::slice::from_raw_parts((t.data() as *const u8).add(t.byte_offset() as usize), size) })
+}
+
+/// A Map or a Dict, read the same way by the structural algorithms.
+pub(crate) enum MapLike {
+    Map(crate::containers::Map),
+    Dict(crate::containers::Dict),
+}
+
+impl MapLike {
+    pub(crate) fn from_object(obj: ObjectRef) -> Result<MapLike, Error> {
+        Ok(if obj.type_index() == ti::kTVMFFIDict {
+            MapLike::Dict(crate::containers::Dict::from_object(obj)?)
+        } else {
+            MapLike::Map(crate::containers::Map::from_object(obj)?)
+        })
+    }
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            MapLike::Map(m) => m.len(),
+            MapLike::Dict(d) => d.len(),
+        }
+    }
+    pub(crate) fn get(&self, key: &Any) -> Option<Any> {
+        match self {
+            MapLike::Map(m) => m.get(key),
+            MapLike::Dict(d) => d.get(key),
+        }
+    }
+    pub(crate) fn items(&self) -> Vec<(Any, Any)> {
+        match self {
+            MapLike::Map(m) => m.items(),
+            MapLike::Dict(d) => d.items(),
+        }
+    }
+}
+
 pub(crate) fn is_object_index(index: i32) -> bool {
     index >= ti::kTVMFFIStaticObjectBegin
 }
@@ -177,5 +248,7 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(equal::globals());
     out.extend(hash::globals());
     out.extend(key::globals());
+    out.extend(visit::globals());
+    out.extend(mutate::globals());
     out
 }

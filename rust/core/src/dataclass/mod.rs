@@ -17,8 +17,10 @@
 //! Each field is registered with the type registry: a getter function, and
 //! a setter that is a Function object (`kSetterIsFunctionObj`) checking the
 //! declared type. The type gets `__ffi_new__` (an instance with every field
-//! zero/None) and `__ffi_init__` (positional values for every field, in
-//! order) as type attributes, plus its `TVMFFITypeMetadata::total_size`.
+//! zero/None), `__ffi_init__` (TVM-FFI's generated constructor, see
+//! `auto_init`: positional and keyword arguments, field defaults and
+//! factories) and `__ffi_shallow_copy__` as type attributes, plus its
+//! `TVMFFITypeMetadata::total_size`.
 //! The metadata `creator` stays NULL: a plain C function pointer cannot
 //! know which run-time type to create.
 //!
@@ -29,6 +31,8 @@
 //! type has the layout recorded in `LAYOUTS` for its type index, its slots
 //! are always initialised (zeroed at creation), and Object slots own one
 //! reference when non-NULL.
+
+pub mod auto_init;
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
@@ -154,6 +158,57 @@ pub fn is_dataclass(type_index: i32) -> bool {
 
 /// Register a run-time type. Returns its type index.
 pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Result<i32, Error> {
+    let defaults = vec![None; fields.len()];
+    register_type_with_defaults(type_key, parent, fields, defaults)
+}
+
+/// A field's default: a value, or (`from_factory`) a Function called with
+/// no arguments each time a constructor needs the default.
+#[derive(Clone, Debug)]
+pub struct FieldDefault {
+    pub value: Any,
+    pub from_factory: bool,
+}
+
+/// Register a run-time type whose fields may have defaults (one entry per
+/// field, `None` for none); the generated `__ffi_init__` uses them.
+pub fn register_type_with_defaults(
+    type_key: &str,
+    parent: i32,
+    fields: Vec<FieldSpec>,
+    defaults: Vec<Option<FieldDefault>>,
+) -> Result<i32, Error> {
+    register_type_full(type_key, parent, fields, defaults, 1)
+}
+
+/// As `register_type_with_defaults`, with the type's structural
+/// equality kind (`TVMFFISEqHashKind`: 0 unsupported, 1 tree node, 2 free
+/// variable, 3 DAG node, 4 constant tree node, 5 unique instance).
+pub fn register_type_full(
+    type_key: &str,
+    parent: i32,
+    fields: Vec<FieldSpec>,
+    defaults: Vec<Option<FieldDefault>>,
+    structural_kind: i32,
+) -> Result<i32, Error> {
+    if defaults.len() != fields.len() {
+        return Err(Error::value_error(format!(
+            "{type_key}: {} defaults given for {} fields",
+            defaults.len(),
+            fields.len()
+        )));
+    }
+    for (f, d) in fields.iter().zip(&defaults) {
+        if let Some(d) = d {
+            if d.from_factory && d.value.type_index() != ti::kTVMFFIFunction {
+                return Err(Error::type_error(format!(
+                    "default factory of field {:?} of {type_key} must be a Function, got {}",
+                    f.name,
+                    d.value.type_key()
+                )));
+            }
+        }
+    }
     if type_registry::key_to_index(type_key.as_bytes()).is_some() {
         return Err(Error::value_error(format!("type {type_key} is already registered")));
     }
@@ -176,7 +231,7 @@ pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Res
     }
     let index = type_registry::get_or_alloc_index(type_key, -1, parent)?;
     let mut layout = parent_slots;
-    for f in &fields {
+    for (f, default) in fields.iter().zip(&defaults) {
         let offset = layout.total_size; // every slot is 8-aligned, sizes are 8 or 16
         layout.slots.push(Slot { kind: f.kind, offset });
         layout.total_size += f.kind.size();
@@ -185,13 +240,21 @@ pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Res
             name: TVMFFIByteArray::from_slice(f.name.as_bytes()),
             doc: TVMFFIByteArray::EMPTY,
             metadata: TVMFFIByteArray::EMPTY,
-            flags: f.flags | field_flag::kSetterIsFunctionObj | if f.frozen { 0 } else { field_flag::kWritable },
+            flags: (f.flags & !(field_flag::kHasDefault | field_flag::kDefaultFromFactory))
+                | field_flag::kSetterIsFunctionObj
+                | if f.frozen { 0 } else { field_flag::kWritable }
+                | match default {
+                    Some(d) if d.from_factory => field_flag::kHasDefault | field_flag::kDefaultFromFactory,
+                    Some(_) => field_flag::kHasDefault,
+                    None => 0,
+                },
             size: f.kind.size() as i64,
             alignment: 8,
             offset: offset as i64,
             getter: Some(getter_for(f.kind)),
             setter: setter.as_object().as_ptr() as *mut c_void,
-            default_value_or_factory: TVMFFIAny::NONE,
+            // The registry keeps its own reference (kHasDefault only).
+            default_value_or_factory: default.as_ref().map_or(TVMFFIAny::NONE, |d| *d.value.as_raw()),
             field_static_type_index: f.kind.static_type_index(),
         };
         // The registry retains the setter function; ours drops after this.
@@ -201,8 +264,12 @@ pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Res
     layouts().write().insert(index, Arc::new(layout));
     type_registry::register_metadata(
         index,
-        // TreeNode: upstream py_class's default structural kind.
-        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: total as i32, structural_eq_hash_kind: 1 },
+        &TVMFFITypeMetadata {
+            doc: TVMFFIByteArray::EMPTY,
+            creator: None,
+            total_size: total as i32,
+            structural_eq_hash_kind: structural_kind,
+        },
     )?;
     let new_fn = Function::from_closure(move |args| {
         if !args.is_empty() {
@@ -210,9 +277,14 @@ pub fn register_type(type_key: &str, parent: i32, fields: Vec<FieldSpec>) -> Res
         }
         Ok(Any::from_object(new_instance(index)?))
     })?;
-    let init_fn = Function::from_closure(move |args| Ok(Any::from_object(init_instance(index, args)?)))?;
+    let copy_fn = Function::from_closure(move |args| {
+        let src: ObjectRef = arg(args, 0, "self")?;
+        Ok(Any::from_object(shallow_copy(&src)?))
+    })?;
     type_registry::register_attr(index, b"__ffi_new__", Any::from_object(new_fn.into_object()).as_raw())?;
-    type_registry::register_attr(index, b"__ffi_init__", Any::from_object(init_fn.into_object()).as_raw())?;
+    type_registry::register_attr(index, b"__ffi_shallow_copy__", Any::from_object(copy_fn.into_object()).as_raw())?;
+    // TVM-FFI's generated constructor (positional and KWARGS calls, defaults).
+    auto_init::register_init(index)?;
     Ok(index)
 }
 
@@ -228,6 +300,18 @@ pub fn new_instance(type_index: i32) -> Result<ObjectRef, Error> {
         let obj = alloc_header::init_header(body, type_index, instance_deleter);
         Ok(ObjectRef::from_raw_owned(std::ptr::NonNull::new_unchecked(obj)))
     }
+}
+
+/// A new instance of the same type whose fields hold the same values
+/// (objects shared, not copied): `__ffi_shallow_copy__`.
+pub fn shallow_copy(src: &ObjectRef) -> Result<ObjectRef, Error> {
+    let index = src.type_index();
+    let obj = new_instance(index)?;
+    for f in type_registry::all_fields(index) {
+        let v = get_field(src, f)?;
+        set_field(&obj, f, v.as_raw())?;
+    }
+    Ok(obj)
 }
 
 /// A new instance with every field set, in declaration order.
@@ -444,20 +528,32 @@ unsafe fn replace_any(addr: *mut u8, v: Any) {
 }
 
 /// `tether.dataclass.RegisterType(type_key, parent_index, fields)` where
-/// `fields` is an Array of `[name, kind, type_index, flags, frozen]` Arrays.
+/// `fields` is an Array of `[name, kind, type_index, flags, frozen]` Arrays,
+/// optionally followed by the field's default (see `FieldDefault`).
 pub(crate) fn register_type_global() -> Result<Function, Error> {
     Function::from_closure(|args| {
-        crate::function::expect_args(args, 3, "tether.dataclass.RegisterType")?;
+        if args.len() != 3 && args.len() != 4 {
+            return Err(Error::type_error(format!(
+                "tether.dataclass.RegisterType expects 3 or 4 arguments, got {}",
+                args.len()
+            )));
+        }
+        // Optional fourth argument: the TVMFFISEqHashKind (TreeNode when absent).
+        let structural_kind: i32 = if args.len() == 4 { arg(args, 3, "structural_kind")? } else { 1 };
+        if !(0..=5).contains(&structural_kind) {
+            return Err(Error::value_error(format!("structural kind {structural_kind} is not a TVMFFISEqHashKind")));
+        }
         let key: String = arg(args, 0, "type_key")?;
         let parent: i32 = arg(args, 1, "parent_type_index")?;
         let arr = Array::from_object(arg(args, 2, "fields")?)?;
         let mut specs = Vec::new();
+        let mut defaults = Vec::new();
         for (i, f) in arr.iter().enumerate() {
             let rec = Array::from_object(f.get::<ObjectRef>()?)
                 .map_err(|_| Error::type_error(format!("field record {i} must be an Array")))?;
-            if rec.len() != 5 {
+            if rec.len() != 5 && rec.len() != 6 {
                 return Err(Error::value_error(format!(
-                    "field record {i} must be [name, kind, type_index, flags, frozen], got {} items",
+                    "field record {i} must be [name, kind, type_index, flags, frozen(, default)], got {} items",
                     rec.len()
                 )));
             }
@@ -465,8 +561,48 @@ pub(crate) fn register_type_global() -> Result<Function, Error> {
             let kind_name: String = rec.get(1)?.get()?;
             let kind = FieldKind::parse(&kind_name, rec.get(2)?.get()?)
                 .map_err(|e| Error::new(e.kind(), format!("field {name:?}: {}", e.message())))?;
-            specs.push(FieldSpec { name, kind, flags: rec.get(3)?.get()?, frozen: rec.get(4)?.get()? });
+            let flags: i64 = rec.get(3)?.get()?;
+            // The sixth item is the default (a factory Function when flags
+            // has kDefaultFromFactory); kHasDefault says it is present.
+            defaults.push(if rec.len() == 6 && flags & field_flag::kHasDefault != 0 {
+                Some(FieldDefault { value: rec.get(5)?, from_factory: flags & field_flag::kDefaultFromFactory != 0 })
+            } else {
+                None
+            });
+            specs.push(FieldSpec { name, kind, flags, frozen: rec.get(4)?.get()? });
         }
-        Ok(Any::from(register_type(&key, parent, specs)? as i64))
+        Ok(Any::from(register_type_full(&key, parent, specs, defaults, structural_kind)? as i64))
     })
+}
+
+/// A field record's name.
+pub(crate) fn field_name(f: &TVMFFIFieldInfo) -> String {
+    if f.name.data.is_null() {
+        return String::new();
+    }
+    // SAFETY: registry records point their names at bytes the registry owns
+    // for the whole process, `size` bytes long.
+    let bytes = unsafe { std::slice::from_raw_parts(f.name.data as *const u8, f.name.size) };
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A new instance made by the type's metadata creator (C++ types with a
+/// default constructor register one).
+pub(crate) fn create_with_creator(type_index: i32) -> Result<ObjectRef, Error> {
+    let info = type_registry::type_info(type_index)
+        .ok_or_else(|| Error::value_error(format!("unknown type index {type_index}")))?;
+    // SAFETY: NULL or a metadata record the registry keeps for the process.
+    let creator = unsafe { info.metadata.as_ref() }.and_then(|m| m.creator).ok_or_else(|| {
+        Error::type_error(format!("type {} has no creator to make an empty instance", type_key_of(type_index)))
+    })?;
+    let mut handle: *mut c_void = std::ptr::null_mut();
+    // SAFETY: a creator writes one owned handle on success.
+    let rc = unsafe { creator(&mut handle) };
+    if rc != 0 {
+        return Err(error::take_raised_or_unknown(rc));
+    }
+    let p = std::ptr::NonNull::new(handle as *mut TVMFFIObject)
+        .ok_or_else(|| Error::runtime_error(format!("creator of {} returned NULL", type_key_of(type_index))))?;
+    // SAFETY: the creator handed us its reference.
+    Ok(unsafe { ObjectRef::from_raw_owned(p) })
 }

@@ -1,0 +1,109 @@
+"""``c_class``: a Python dataclass view over a type defined in native code
+(C++ through TVM-FFI's headers, C, Rust) with reflected fields.
+
+``register_object`` puts the core's field descriptors on the class; this
+decorator builds :class:`Field` records from each field's flags
+(``init``, ``kw_only``, ``repr``, ``compare``, ``hash``, has-default),
+replaces the descriptors by :class:`FieldProperty` (frozen when the field
+is read-only or the decorator says ``frozen=True``), and installs the
+dataclass methods over the type's own ``__ffi_init__``.
+"""
+
+from __future__ import annotations
+
+import typing
+from typing import Any, Callable, TypeVar
+
+from .. import _ffi, core
+from .dunders import install_dunders
+from .field import (FLAG_COMPARE_OFF, FLAG_HAS_DEFAULT, FLAG_HASH_OFF, FLAG_INIT_OFF, FLAG_KW_ONLY,
+                    FLAG_REPR_OFF, FLAG_SEQ_HASH_DEF_PATTERN, FLAG_SEQ_HASH_DEF_SIMPLE, FLAG_SEQ_HASH_IGNORE,
+                    FLAG_WRITABLE, Field)
+from .field_property import FieldProperty
+from .field_types import field_type_of
+
+__all__ = ["c_class", "native_fields"]
+
+_T = TypeVar("_T", bound=type)
+
+
+class _NativeDefault:
+    """Stands for a default held by native code (read by its constructor)."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<native default>"
+
+
+NATIVE_DEFAULT = _NativeDefault()
+
+
+def _structural_eq(flags: int) -> Any:
+    if flags & FLAG_SEQ_HASH_IGNORE:
+        return "ignore"
+    if flags & FLAG_SEQ_HASH_DEF_PATTERN:
+        return "def-pattern"
+    if flags & FLAG_SEQ_HASH_DEF_SIMPLE:
+        return "def-simple"
+    return None
+
+
+def _fields_of(type_index: int, hints: dict, frozen: bool) -> list:
+    out = []
+    for name, desc in _ffi.type_info(type_index)["fields"]:
+        flags = desc.flags
+        f = Field(name=name, default=NATIVE_DEFAULT if flags & FLAG_HAS_DEFAULT else Field().default,
+                  frozen=frozen or not flags & FLAG_WRITABLE, init=not flags & FLAG_INIT_OFF,
+                  repr=not flags & FLAG_REPR_OFF, hash=not flags & FLAG_HASH_OFF,
+                  compare=not flags & FLAG_COMPARE_OFF, kw_only=bool(flags & FLAG_KW_ONLY),
+                  structural_eq=_structural_eq(flags))
+        f.type = hints.get(name)
+        f._ty_schema = field_type_of(f.type) if f.type is not None else None
+        out.append((f, desc))
+    return out
+
+
+def native_fields(cls: type) -> list:
+    """The :class:`Field` records of a registered class and its ancestors."""
+    found = []
+    for klass in reversed(cls.__mro__):
+        if "__tether_own_fields__" in klass.__dict__:
+            found.extend(klass.__dict__["__tether_own_fields__"])
+        elif "__tether_type_index__" in klass.__dict__ and klass is not core.Object:
+            found.extend(f for f, _ in _fields_of(klass.__dict__["__tether_type_index__"], {}, False))
+    return found
+
+
+def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True, eq: bool = False,
+            order: bool = False, unsafe_hash: bool = False, match_args: bool = True) -> Callable[[_T], _T]:
+    """Register ``cls`` as the class of the native type ``type_key`` and
+    install dataclass methods from its reflected fields (TVM-FFI's
+    ``tvm_ffi.dataclasses.c_class``)."""
+
+    def decorator(cls: _T) -> _T:
+        for name, value in list(cls.__dict__.items()):
+            if isinstance(value, Field):
+                delattr(cls, name)
+        shadowed = {n for n in cls.__dict__ if not n.startswith("__")}
+        # The dataclass __init__ below replaces register_object's generic one.
+        cls = core.register_object(type_key, init=False)(cls)
+        index = cls.__tether_type_index__
+        try:
+            hints = typing.get_type_hints(cls)
+        except Exception:
+            hints = {}
+        own = []
+        for f, desc in _fields_of(index, hints, frozen):
+            own.append(f)
+            if f.name not in shadowed:
+                # Native setters convert (and word their errors) themselves.
+                setattr(cls, f.name, FieldProperty(f.name, desc, None, bool(f.frozen), f, f.doc))
+        cls.__tether_own_fields__ = tuple(own)
+        cls.__tether_fields__ = tuple(native_fields(cls))
+        install_dunders(cls, list(cls.__tether_fields__), init=init, repr=repr, eq=eq, order=order,
+                        unsafe_hash=unsafe_hash, match_args=match_args, py_class_mode=False)
+        cls.__ffi_is_dataclass__ = True
+        return cls
+
+    return decorator

@@ -1,0 +1,97 @@
+"""``dataclasses``-style helpers over ``py_class`` and ``c_class`` types:
+``fields``, ``replace``, ``asdict``, ``astuple``, ``is_dataclass`` (TVM-FFI's
+``tvm_ffi.dataclasses`` versions: FFI containers become plain lists and
+dicts, other values are deep-copied)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Callable
+
+from .. import container, core
+
+__all__ = ["asdict", "astuple", "fields", "is_dataclass", "replace"]
+
+_ATOMIC = frozenset({bool, bytes, complex, float, int, str, type(None), type(Ellipsis), type(NotImplemented)})
+
+
+def is_dataclass(obj: Any) -> bool:
+    """Whether ``obj`` is a ``py_class``/``c_class`` type or instance."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    return cls.__dict__.get("__ffi_is_dataclass__", False) is True or getattr(cls, "__ffi_is_dataclass__", False) is True
+
+
+def fields(obj_or_cls: Any) -> tuple:
+    """The :class:`Field` records of a dataclass type or instance, parents' first."""
+    if not is_dataclass(obj_or_cls):
+        raise TypeError(f"fields() argument must be a c_class or py_class type or instance, "
+                        f"got {type(obj_or_cls).__name__}")
+    cls = obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls)
+    return tuple(cls.__tether_fields__)
+
+
+def replace(obj: Any, /, **changes: Any) -> Any:
+    """A shallow copy of ``obj`` with some fields changed (frozen ones too)."""
+    return obj.__replace__(**changes)
+
+
+def _is_instance(obj: Any) -> bool:
+    return not isinstance(obj, type) and is_dataclass(obj)
+
+
+def _asdict_inner(obj: Any, factory: Callable) -> Any:
+    t = type(obj)
+    if t in _ATOMIC:
+        return obj
+    if isinstance(obj, (container.Array, container.List)):
+        return [_asdict_inner(v, factory) for v in obj]
+    if isinstance(obj, (container.Map, container.Dict)):
+        return factory([(_asdict_inner(k, factory), _asdict_inner(v, factory)) for k, v in obj.items()])
+    if _is_instance(obj):
+        return factory([(f.name, _asdict_inner(getattr(obj, f.name), factory)) for f in fields(obj)])
+    if t is list:
+        return [_asdict_inner(v, factory) for v in obj]
+    if t is dict:
+        return {_asdict_inner(k, factory): _asdict_inner(v, factory) for k, v in obj.items()}
+    if t is tuple:
+        return tuple(_asdict_inner(v, factory) for v in obj)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return t(*[_asdict_inner(v, factory) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return t(_asdict_inner(v, factory) for v in obj)
+    if isinstance(obj, dict):
+        return t((_asdict_inner(k, factory), _asdict_inner(v, factory)) for k, v in obj.items())
+    return copy.deepcopy(obj)
+
+
+def _astuple_inner(obj: Any, factory: Callable) -> Any:
+    t = type(obj)
+    if t in _ATOMIC:
+        return obj
+    if isinstance(obj, (container.Array, container.List)):
+        return [_astuple_inner(v, factory) for v in obj]
+    if isinstance(obj, (container.Map, container.Dict)):
+        return {_astuple_inner(k, factory): _astuple_inner(v, factory) for k, v in obj.items()}
+    if _is_instance(obj):
+        return factory([_astuple_inner(getattr(obj, f.name), factory) for f in fields(obj)])
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return t(*[_astuple_inner(v, factory) for v in obj])
+    if isinstance(obj, (list, tuple)):
+        return t(_astuple_inner(v, factory) for v in obj)
+    if isinstance(obj, dict):
+        return t((_astuple_inner(k, factory), _astuple_inner(v, factory)) for k, v in obj.items())
+    return copy.deepcopy(obj)
+
+
+def asdict(obj: Any, *, dict_factory: Callable = dict) -> Any:
+    """The fields of a dataclass instance as a new dict, recursively."""
+    if not _is_instance(obj):
+        raise TypeError("asdict() should be called on c_class / py_class instances")
+    return _asdict_inner(obj, dict_factory)
+
+
+def astuple(obj: Any, *, tuple_factory: Callable = tuple) -> Any:
+    """The fields of a dataclass instance as a new tuple, recursively."""
+    if not _is_instance(obj):
+        raise TypeError("astuple() should be called on c_class / py_class instances")
+    return _astuple_inner(obj, tuple_factory)

@@ -1,0 +1,49 @@
+"""The class attribute of a dataclass field: reads go to the core's field
+descriptor (so ``a.x is a.x`` and revival keep working), writes convert the
+value first and refuse frozen fields as TVM-FFI does (``property of 'P'
+object has no setter``); ``type(obj).x.set(obj, v)`` writes even a frozen
+field, TVM-FFI's escape hatch."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from .field_types import FieldType
+
+__all__ = ["FieldProperty"]
+
+
+class FieldProperty:
+    __slots__ = ("name", "core", "field_type", "frozen", "field", "__doc__")
+
+    def __init__(self, name: str, core_descriptor: Any, field_type: Optional[FieldType], frozen: bool,
+                 field: Any = None, doc: Optional[str] = None):
+        self.name = name
+        self.core = core_descriptor
+        self.field_type = field_type
+        self.frozen = frozen
+        self.field = field
+        self.__doc__ = doc
+
+    def __get__(self, obj: Any, owner: Any = None) -> Any:
+        if obj is None:
+            return self
+        return self.core.__get__(obj, owner)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        if self.frozen:
+            raise AttributeError(f"property of {type(obj).__name__!r} object has no setter")
+        self.set(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        raise AttributeError(f"property of {type(obj).__name__!r} object has no deleter")
+
+    def convert(self, value: Any) -> Any:
+        return value if self.field_type is None else self.field_type.convert(value)
+
+    def set(self, obj: Any, value: Any) -> None:
+        """Write the field, frozen or not (constructors, ``replace``)."""
+        self.core.set_unchecked(obj, self.convert(value))
+
+    def __repr__(self) -> str:
+        return f"<field {self.name}{' (frozen)' if self.frozen else ''}>"

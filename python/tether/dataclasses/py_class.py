@@ -1,0 +1,210 @@
+"""``py_class``: an FFI type defined by a Python class body, with
+TVM-FFI's dataclass semantics.
+
+The decorator works on the class itself (it is never rebuilt, so
+zero-argument ``super()`` in its methods keeps working; ``Object``'s
+metaclass already made it lean). It resolves the annotations of the class
+(and of unregistered mixins between it and its registered parent), turns
+them into :class:`Field` records, registers the type with the core
+(``tether.dataclass.RegisterType``: slot kinds, flags, defaults and
+factories), puts a :class:`FieldProperty` per field on the class, and
+installs the dataclass methods (``dunders``).
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+import typing
+from typing import Any, Callable, ClassVar, Optional
+
+from .. import _ffi, core
+from .dunders import install_dunders
+from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field, field, init_property)
+from .field_property import FieldProperty
+from .field_types import field_type_of
+from .missing import MISSING
+
+__all__ = ["py_class"]
+
+STRUCTURE_KINDS = {None: 0, "tree": 1, "var": 2, "dag": 3, "const-tree": 4, "singleton": 5}
+_OBJECT_INDEX = 64
+
+
+def _registered_parent(cls: type) -> type:
+    for base in cls.__mro__[1:]:
+        if "__tether_type_index__" in base.__dict__:
+            return base
+    raise TypeError(f"{cls.__name__} must inherit from a registered FFI Object type (e.g. tvm_ffi.Object)")
+
+
+def _owners(cls: type, parent: type) -> list:
+    """Classes whose annotations become this type's fields: ``cls`` and
+    unregistered mixins not already represented by the registered parent."""
+    represented = set(parent.__mro__)
+    return [b for b in reversed(cls.__mro__)
+            if b is not object and b not in represented and b.__dict__.get("__annotations__")]
+
+
+def _resolve(owner: type, cls: type) -> dict:
+    module = sys.modules.get(owner.__module__)
+    globalns = dict(vars(module)) if module is not None else {}
+    localns = {cls.__name__: cls, owner.__name__: owner}
+    out = {}
+    for name, annotation in owner.__dict__.get("__annotations__", {}).items():
+        if annotation is KW_ONLY or annotation == "KW_ONLY" or annotation == "dataclasses.KW_ONLY":
+            out[name] = KW_ONLY
+            continue
+        if isinstance(annotation, str):
+            try:
+                annotation = eval(annotation, globalns, localns)  # noqa: S307 - class annotations
+            except Exception as e:
+                raise TypeError(f"{cls.__name__}.{name}: cannot resolve annotation {annotation!r}: {e}") from None
+        out[name] = annotation
+    return out
+
+
+def _is_class_var(tp: Any) -> bool:
+    return tp is ClassVar or typing.get_origin(tp) is ClassVar
+
+
+def _collect_fields(cls: type, parent: type, params: dict) -> list:
+    own: dict = {}
+    ip_funcs: dict = {}
+    kw_only_active = params["kw_only"]
+    for owner in _owners(cls, parent):
+        for name, tp in _resolve(owner, cls).items():
+            if _is_class_var(tp):
+                continue
+            if tp is KW_ONLY:
+                kw_only_active = True
+                if owner is cls and name in cls.__dict__:
+                    delattr(cls, name)
+                continue
+            value = owner.__dict__.get(name, MISSING)
+            if isinstance(value, Field):
+                f = value if owner is cls else copy.copy(value)
+            elif isinstance(value, init_property):
+                f = field(init=False, structural_eq="ignore", repr=False, hash=False, compare=False)
+                ip_funcs[name] = value.func
+            elif value is not MISSING:
+                f = field(default=value)
+            else:
+                f = field()
+            if owner is cls and value is not MISSING:
+                delattr(cls, name)
+            f.name, f.type = name, tp
+            f._ty_schema = field_type_of(tp, cls)
+            if f.kw_only is None:
+                f.kw_only = kw_only_active
+            if params["frozen"]:
+                f.frozen = True
+            if f.hash is None:
+                f.hash = f.compare
+            if f.extra_kwargs:
+                raise TypeError(f"{cls.__name__}.{name}: unrecognized field options: "
+                                + ", ".join(sorted(f.extra_kwargs)))
+            own[name] = f
+    if ip_funcs:
+        cls.__ffi_init_property_funcs__ = ip_funcs
+    return list(own.values())
+
+
+def _default_record(f: Field) -> tuple:
+    """(flags, stored default) of a field: factories are stored as FFI
+    Functions, values converted as the field converts its values."""
+    if f.default_factory is not MISSING:
+        factory = f.default_factory
+        ft = f._ty_schema
+
+        def make_default(factory=factory, ft=ft):
+            return ft.convert(factory())
+
+        return FLAG_HAS_DEFAULT | FLAG_DEFAULT_FROM_FACTORY, core.convert(make_default)
+    if f.default is not MISSING:
+        try:
+            return FLAG_HAS_DEFAULT, f._ty_schema.convert(f.default)
+        except TypeError as e:
+            # As TVM-FFI: a default of the wrong type fails when a
+            # constructor needs it ("default for field 'x': ...").
+            message = str(e)
+
+            def refuse(message=message):
+                raise TypeError(message)
+
+            return FLAG_HAS_DEFAULT | FLAG_DEFAULT_FROM_FACTORY, core.convert(refuse)
+    return 0, None
+
+
+def _register(cls: type, key: str, parent: type, own: list, structure_kind: int) -> int:
+    records = []
+    for f in own:
+        ft = f._ty_schema
+        default_flags, default = _default_record(f)
+        kind_index = ft.kind_index if ft.kind == "object" else -1
+        records.append([f.name, ft.kind, kind_index, f.flags() | default_flags, bool(f.frozen), default])
+    return _ffi.call(core._builtin("tether.dataclass.RegisterType"), key, parent.__tether_type_index__, records,
+                     structure_kind)
+
+
+def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, frozen: bool = False,
+             init: bool = True, repr: bool = True, eq: bool = False, order: bool = False,
+             unsafe_hash: bool = False, match_args: bool = True, kw_only: bool = False,
+             structural_eq: Optional[str] = "tree", slots: bool = True) -> Any:
+    """Register a Python-defined FFI class with dataclass semantics.
+
+    ``@py_class``, ``@py_class("my.Key")``, ``@py_class(eq=True)`` and
+    ``@py_class("my.Key", frozen=True, ...)`` all work; options as
+    TVM-FFI's ``tvm_ffi.dataclasses.py_class``.
+    """
+    if order and not eq:
+        raise ValueError("order=True requires eq=True")
+    if structural_eq not in STRUCTURE_KINDS:
+        allowed = sorted(k for k in STRUCTURE_KINDS if k is not None)
+        raise ValueError(f"structural_eq must be one of {allowed} or None, got {structural_eq!r}")
+    params = {"frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
+              "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only}
+    explicit_key = type_key
+
+    def decorator(cls: type) -> type:
+        if not (isinstance(cls, type) and issubclass(cls, core.Object)):
+            raise TypeError(f"{getattr(cls, '__name__', cls)} must inherit from a registered FFI Object type "
+                            f"(e.g. tvm_ffi.Object)")
+        parent = _registered_parent(cls)
+        if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
+            _adopt_native_fields(parent)
+        key = explicit_key or f"{cls.__module__}.{cls.__qualname__}"
+        own = _collect_fields(cls, parent, params)
+        index = _register(cls, key, parent, own, STRUCTURE_KINDS[structural_eq])
+        core._register_class(index, cls)
+        all_fields = list(getattr(parent, "__tether_fields__", ())) + own
+        cls.__tether_fields__ = tuple(all_fields)
+        cls.__tether_own_fields__ = tuple(own)
+        core_fields = dict(_ffi.type_info(index)["fields"])
+        for f in own:
+            setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
+        install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
+        cls.__ffi_is_dataclass__ = True
+        return cls
+
+    if cls_or_type_key is None:
+        return decorator
+    if isinstance(cls_or_type_key, str):
+        explicit_key = cls_or_type_key
+        return decorator
+    if isinstance(cls_or_type_key, type):
+        return decorator(cls_or_type_key)
+    raise TypeError(f"py_class: expected str or type, got {type(cls_or_type_key)}")
+
+
+def params_for_dunders(params: dict) -> dict:
+    return {k: params[k] for k in ("init", "repr", "eq", "order", "unsafe_hash", "match_args")}
+
+
+def _adopt_native_fields(parent: type) -> None:
+    """A py_class deriving from a native (c_class or registered) type: give
+    the parent its :class:`Field` records so the child's ``__init__``
+    knows the inherited fields."""
+    from .c_class import native_fields  # noqa: PLC0415 - c_class imports this module
+
+    parent.__tether_fields__ = tuple(native_fields(parent))

@@ -1,0 +1,39 @@
+//! The exported C functions a library uses to reach the module system from
+//! the callee side (`extra/c_env_api.h`'s module section), with TVM-FFI's
+//! names, signatures and semantics.
+//!
+//! The module contract of [`super`] applies; names are NUL-terminated.
+//! TVM-FFI's `TVMFFIEnvModRegisterSystemLibSymbol` dereferences a NULL name;
+//! tether reports it.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use super::guard;
+use crate::error::Error;
+use crate::module::symbols;
+
+fn name_arg(name: *const c_char, func: &str) -> Result<String, Error> {
+    if name.is_null() {
+        return Err(Error::value_error(format!("{func}: name is NULL")));
+    }
+    // SAFETY: a NUL-terminated string per the module contract.
+    Ok(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterSystemLibSymbol(name: *const c_char, symbol: *mut c_void) -> c_int {
+    const F: &str = "TVMFFIEnvModRegisterSystemLibSymbol";
+    guard(F, || {
+        symbols::register_system_lib_symbol(&name_arg(name, F)?, symbol);
+        Ok(())
+    })
+}
+
+#[no_mangle]
+pub unsafe extern "C" fn TVMFFIEnvModRegisterContextSymbol(name: *const c_char, symbol: *mut c_void) -> c_int {
+    const F: &str = "TVMFFIEnvModRegisterContextSymbol";
+    guard(F, || {
+        symbols::register_context_symbol(&name_arg(name, F)?, symbol);
+        Ok(())
+    })
+}

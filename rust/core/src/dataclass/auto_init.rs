@@ -1,0 +1,223 @@
+//! The generated constructor of reflected types (`__ffi_init__`), as
+//! TVM-FFI's `ffi._RegisterFFIInit` makes it: a Function that creates an
+//! empty instance and binds its arguments to the type's reflected fields
+//! (parents' first).
+//!
+//! Calling conventions, as upstream:
+//!
+//! * positional only: `init(v0, v1, …)` binds the values, in order, to the
+//!   *positional* init fields — init fields that are not keyword-only,
+//!   required ones first, then those with a default;
+//! * keywords: `init(v0, …, KWARGS, "name", value, …)` where `KWARGS` is the
+//!   process-wide sentinel of `ffi.GetKwargsObject()`.
+//!
+//! Fields left unbound take their default (`kHasDefault`; a factory is
+//! called when `kDefaultFromFactory` is set); an unbound init field without
+//! a default is an error; an `init=False` field without a default keeps
+//! the value the creator gave it. Errors carry upstream's messages
+//! (`T.__ffi_init__() missing required argument: 'x'`, …), and a setter's
+//! error is re-raised with `T.__ffi_init__() field 'x':` in front.
+//!
+//! C++ types registered through apache-tvm-ffi's headers (`ObjectDef`)
+//! call `ffi._RegisterFFIInit(type_index)` when they have a creator and no
+//! explicit `refl::init<…>`; run-time dataclass types get the same
+//! constructor at registration.
+//!
+//! This module has no unsafe code of its own: instances come from
+//! [`create_empty`] and fields are written through `super::set_field`;
+//! the unsafe reads (field names, the creator call) live in `super`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use crate::abi::{field_flag, TVMFFIAny, TVMFFIFieldInfo};
+use crate::any::{Any, AnyView};
+use crate::error::Error;
+use crate::function::{arg, Function};
+use crate::object::{header_placeholder, Object, ObjectPtr, ObjectRef};
+use crate::type_registry::{self, type_key_of};
+
+/// The `KWARGS` sentinel: one plain object for the whole process.
+pub fn kwargs_object() -> Result<ObjectRef, Error> {
+    static KWARGS: OnceLock<ObjectRef> = OnceLock::new();
+    if let Some(k) = KWARGS.get() {
+        return Ok(k.clone());
+    }
+    // A plain ffi.Object, like the MISSING sentinel.
+    let made = ObjectPtr::new(Object { header: header_placeholder() })?.into_object_ref();
+    Ok(KWARGS.get_or_init(|| made).clone())
+}
+
+struct Entry {
+    name: String,
+    init: bool,
+    kw_only: bool,
+    has_default: bool,
+}
+
+/// The analysis of a type's fields, made once when the constructor is made.
+struct Plan {
+    type_index: i32,
+    type_key: String,
+    fields: Vec<Entry>,
+    /// Indices into `fields` of the positional init fields, required first.
+    positional: Vec<usize>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Plan {
+    fn new(type_index: i32) -> Plan {
+        let mut fields = Vec::new();
+        for info in type_registry::all_fields(type_index) {
+            let name = super::field_name(info);
+            fields.push(Entry {
+                name,
+                init: info.flags & field_flag::kInitOff == 0,
+                kw_only: info.flags & field_flag::kKwOnly != 0,
+                has_default: info.flags & field_flag::kHasDefault != 0,
+            });
+        }
+        let mut by_name = HashMap::new();
+        let mut required = Vec::new();
+        let mut optional = Vec::new();
+        for (i, f) in fields.iter().enumerate() {
+            if !f.init {
+                continue;
+            }
+            by_name.insert(f.name.clone(), i);
+            if !f.kw_only {
+                if f.has_default { optional.push(i) } else { required.push(i) }
+            }
+        }
+        required.extend(optional);
+        Plan { type_index, type_key: type_key_of(type_index), fields, positional: required, by_name }
+    }
+
+    fn err(&self, text: String) -> Error {
+        Error::type_error(format!("{}.__ffi_init__() {text}", self.type_key))
+    }
+
+    /// The field records, in the plan's order. Fetched per call (records
+    /// are only appended, so the plan's indices stay valid).
+    fn infos(&self) -> Vec<&'static TVMFFIFieldInfo> {
+        type_registry::all_fields(self.type_index)
+    }
+
+    fn set(&self, infos: &[&TVMFFIFieldInfo], obj: &ObjectRef, i: usize, value: &TVMFFIAny, what: &str) -> Result<(), Error> {
+        super::set_field(obj, infos[i], value).map_err(|e| {
+            Error::new(
+                e.kind(),
+                format!("{}.__ffi_init__() {what} '{}':\n  {}", self.type_key, self.fields[i].name, e.message()),
+            )
+        })
+    }
+
+    fn set_default(&self, infos: &[&TVMFFIFieldInfo], obj: &ObjectRef, i: usize) -> Result<(), Error> {
+        let f = infos[i];
+        let stored = Any::from_view(&f.default_value_or_factory)?;
+        let value = if f.flags & field_flag::kDefaultFromFactory != 0 {
+            let factory = stored
+                .as_object()
+                .and_then(|o| Function::from_object(o).ok())
+                .ok_or_else(|| self.err(format!("default factory of field '{}' is not a Function", self.fields[i].name)))?;
+            factory.call(&[]).map_err(|e| {
+                Error::new(
+                    e.kind(),
+                    format!("{}.__ffi_init__() default for field '{}':\n  {}", self.type_key, self.fields[i].name, e.message()),
+                )
+            })?
+        } else {
+            stored
+        };
+        self.set(infos, obj, i, value.as_raw(), "default for field")
+    }
+
+    fn call(&self, args: &[AnyView<'_>]) -> Result<ObjectRef, Error> {
+        let obj = create_empty(self.type_index)?;
+        let infos = self.infos();
+        let mut bound = vec![false; self.fields.len()];
+        let kwargs = kwargs_object()?;
+        let split = args.iter().position(|a| a.get::<ObjectRef>().map_or(false, |o| o.same_as(&kwargs)));
+        let n_pos = split.unwrap_or(args.len());
+        if n_pos > self.positional.len() {
+            return Err(self.err(format!(
+                "takes at most {} positional argument(s), but {n_pos} were given",
+                self.positional.len()
+            )));
+        }
+        for (value, &i) in args[..n_pos].iter().zip(&self.positional) {
+            self.set(&infos, &obj, i, value.as_raw(), "field")?;
+            bound[i] = true;
+        }
+        if let Some(split) = split {
+            let pairs = &args[split + 1..];
+            if pairs.len() % 2 != 0 {
+                return Err(self.err("KWARGS requires an even number of key-value arguments".into()));
+            }
+            for kv in pairs.chunks(2) {
+                let key: String = kv[0].get().map_err(|_| self.err(format!("keyword must be a str, got {}", kv[0].type_key())))?;
+                let &i = self
+                    .by_name
+                    .get(&key)
+                    .ok_or_else(|| self.err(format!("got an unexpected keyword argument '{key}'")))?;
+                if bound[i] {
+                    return Err(self.err(format!("got multiple values for argument '{key}'")));
+                }
+                self.set(&infos, &obj, i, kv[1].as_raw(), "field")?;
+                bound[i] = true;
+            }
+        }
+        for (i, f) in self.fields.iter().enumerate() {
+            if bound[i] {
+                continue;
+            }
+            if f.has_default {
+                self.set_default(&infos, &obj, i)?;
+            } else if f.init {
+                let kind = if f.kw_only { "keyword-only " } else { "" };
+                return Err(self.err(format!("missing required {kind}argument: '{}'", f.name)));
+            }
+        }
+        Ok(obj)
+    }
+}
+
+/// A new instance of `type_index` with every field at its creator's value:
+/// run-time dataclass types zero their slots, other types need a creator
+/// in their metadata (C++ types registered with a default constructor).
+pub fn create_empty(type_index: i32) -> Result<ObjectRef, Error> {
+    if super::is_dataclass(type_index) {
+        return super::new_instance(type_index);
+    }
+    super::create_with_creator(type_index)
+}
+
+/// The generated `__ffi_init__` of `type_index`, analysed now (fields
+/// registered later are not seen, as upstream).
+pub fn make_init(type_index: i32) -> Result<Function, Error> {
+    if type_registry::type_info(type_index).is_none() {
+        return Err(Error::value_error(format!("unknown type index {type_index}")));
+    }
+    let plan = Arc::new(Plan::new(type_index));
+    Function::from_closure(move |args| Ok(Any::from_object(plan.call(args)?)))
+}
+
+/// Register the generated constructor as the type's `__ffi_init__` attribute.
+pub fn register_init(type_index: i32) -> Result<(), Error> {
+    let f = make_init(type_index)?;
+    type_registry::register_attr(type_index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())
+}
+
+/// `ffi._RegisterFFIInit(type_index)` and `ffi.GetKwargsObject()`.
+pub(crate) fn globals() -> Vec<(&'static str, Result<Function, Error>)> {
+    vec![
+        (
+            "ffi._RegisterFFIInit",
+            Function::from_closure(|args| {
+                register_init(arg::<i64>(args, 0, "type_index")? as i32)?;
+                Ok(Any::none())
+            }),
+        ),
+        ("ffi.GetKwargsObject", Function::from_closure(|_| Ok(Any::from_object(kwargs_object()?)))),
+    ]
+}
