@@ -48,6 +48,8 @@ fn python_include_dir() -> PathBuf {
 }
 
 fn main() {
+    // cfg(Py_GIL_DISABLED) and friends for the interpreter being built for.
+    pyo3_build_config::use_pyo3_cfgs();
     println!("cargo:rerun-if-changed=src/exit_park.c");
     println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
     cc::Build::new().file("src/exit_park.c").include(python_include_dir()).warnings(true).compile("tether_exit_park");

@@ -182,7 +182,7 @@ fn cached_string_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
 /// a value converted in their place, or NotImplemented for plain objects.
 fn protocol_value(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
     let Some(hooks) = registry::hooks(py) else { return Ok(None) };
-    let v = hooks.value_from_protocol.bind(py).call1((obj,))?;
+    let v = exit_park::call_py(hooks.value_from_protocol.bind(py), (obj,), None)?;
     if v.is(&py.NotImplemented()) {
         return Ok(None);
     }
@@ -285,7 +285,7 @@ pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
 /// `extra_context` so it comes back as the very same exception.
 pub fn error_from_exception(py: Python<'_>, exc: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
     let kind = match registry::hooks(py) {
-        Some(h) => h.error_kind.bind(py).call1((exc,))?.extract::<String>()?,
+        Some(h) => exit_park::call_py(h.error_kind.bind(py), (exc,), None)?.extract::<String>()?,
         None => exc.get_type().name()?.to_string(),
     };
     let message = exc.str().map(|s| s.to_string()).unwrap_or_default();
@@ -449,7 +449,7 @@ pub fn take_ffi_error(py: Python<'_>) -> PyErr {
         }
     }
     if let Some(hooks) = registry::hooks(py) {
-        return match any_to_py(py, owner).and_then(|err| hooks.error_from_ffi.bind(py).call1((err,)).map(|e| e.unbind())) {
+        return match any_to_py(py, owner).and_then(|err| exit_park::call_py(hooks.error_from_ffi.bind(py), (err,), None).map(|e| e.unbind())) {
             Ok(e) => PyErr::from_value(e.into_bound(py)),
             Err(e) => e,
         };
@@ -461,7 +461,7 @@ pub fn take_ffi_error(py: Python<'_>) -> PyErr {
         .and_then(|b| b.getattr(kind.as_str()).ok())
         .filter(|c| c.downcast::<pyo3::types::PyType>().is_ok_and(|t| t.is_subclass_of::<pyo3::exceptions::PyException>().unwrap_or(false)));
     match cls {
-        Some(c) => match c.call1((message.clone(),)) {
+        Some(c) => match exit_park::call_py(&c, (message.clone(),), None) {
             Ok(e) => PyErr::from_value(e),
             Err(e) => e,
         },
@@ -577,7 +577,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     for (_, target, _) in &moved {
         let o = target.as_ptr() as *mut CObject;
         // SAFETY: RValueRef only holds wrappers (checked at construction).
-        if borrowed.contains(&o) || unsafe { (*o).borrows } > 0 {
+        if borrowed.contains(&o) || unsafe { (*o).borrows.load(std::sync::atomic::Ordering::Acquire) } > 0 {
             return Err(PyValueError::new_err(format!(
                 "cannot move a {} object that is also passed by reference (in this call or one still running)",
                 type_name(target)
@@ -591,7 +591,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     // own +1 on their handles, which stays so until the settling below.
     unsafe {
         for &b in &borrowed {
-            (*b).borrows += 1;
+            (*b).borrows.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
         for (i, target, h) in &moved {
             tie_state::begin_move(*h, target.as_ptr());
@@ -614,7 +614,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
             tie_state::end_move(*h, target.as_ptr());
         }
         for &b in &borrowed {
-            (*b).borrows -= 1;
+            (*b).borrows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         }
     }
     drop(owned);
@@ -630,7 +630,7 @@ fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
     let o = target.as_ptr() as *mut CObject;
     // SAFETY: a wrapper (checked at construction); GIL held.
     unsafe {
-        if (*o).borrows > 0 {
+        if (*o).borrows.load(std::sync::atomic::Ordering::Acquire) > 0 {
             return Err(PyValueError::new_err(format!(
                 "cannot move a {} object that a running call holds by reference",
                 type_name(&target)

@@ -106,10 +106,10 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
     };
     let kwargs = PyDict::new(py);
     kwargs.set_item("max_version", (1, 3))?;
-    let capsule = match method.call((), Some(&kwargs)) {
+    let capsule = match crate::exit_park::call_py(&method, (), Some(&kwargs)) {
         Ok(c) => c,
         // Producers older than DLPack 1.0 do not take max_version.
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => method.call0()?,
+        Err(e) if e.is_instance_of::<PyTypeError>(py) => crate::exit_park::call_py(&method, (), None)?,
         Err(e) => return Err(e),
     };
     from_capsule(py, &capsule, align, contiguous)

@@ -46,10 +46,10 @@ void tether_park_restore_thread(PyThreadState *ts) {
   PARK_END;
 }
 
-PyObject *tether_park_call(PyObject *callable, PyObject *args) {
+PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs) {
   PyObject *r;
   PARK_BEGIN;
-  r = PyObject_Call(callable, args, NULL);
+  r = PyObject_Call(callable, args, kwargs);
   PARK_END;
   return r;
 }

@@ -14,6 +14,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple};
 
 static PYTHON_ALIVE: AtomicBool = AtomicBool::new(true);
 
@@ -32,7 +34,7 @@ pub fn python_alive() -> bool {
 extern "C" {
     fn tether_park_gil_ensure() -> ffi::PyGILState_STATE;
     fn tether_park_restore_thread(ts: *mut ffi::PyThreadState);
-    fn tether_park_call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject;
+    fn tether_park_call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject, kwargs: *mut ffi::PyObject) -> *mut ffi::PyObject;
     fn tether_park_decref(o: *mut ffi::PyObject);
 }
 
@@ -59,7 +61,37 @@ pub unsafe fn restore_thread(ts: *mut ffi::PyThreadState) {
 /// GIL held; `callable` a live object, `args` a live tuple.
 pub unsafe fn call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: per the caller.
-    unsafe { tether_park_call(callable, args) }
+    unsafe { tether_park_call(callable, args, std::ptr::null_mut()) }
+}
+
+/// Call Python code from the extension (hooks, factories, protocol
+/// methods) through the parking frame: a daemon thread that meets
+/// interpreter exit inside that code parks instead of unwinding through
+/// the Rust frames above.
+pub fn call_py<'py>(
+    callable: &Bound<'py, PyAny>,
+    args: impl IntoPyObject<'py, Target = PyTuple, Output = Bound<'py, PyTuple>>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = callable.py();
+    let args: Bound<'py, PyTuple> = args.into_pyobject(py).map_err(Into::into)?;
+    let kw = kwargs.map_or(std::ptr::null_mut(), |k| k.as_ptr());
+    // SAFETY: the GIL is held (we have Bound values); live objects.
+    let r = unsafe { tether_park_call(callable.as_ptr(), args.as_ptr(), kw) };
+    if r.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference.
+    Ok(unsafe { Bound::from_owned_ptr(py, r) })
+}
+
+/// `obj.name(*args)` through the parking frame.
+pub fn call_method<'py>(
+    obj: &Bound<'py, PyAny>,
+    name: &str,
+    args: impl IntoPyObject<'py, Target = PyTuple, Output = Bound<'py, PyTuple>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    call_py(&obj.getattr(name)?, args, None)
 }
 
 /// `Py_DECREF`, which may run arbitrary Python code (`__del__`).

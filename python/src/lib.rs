@@ -23,6 +23,7 @@ mod py_allocator;
 mod registry;
 mod side_table;
 mod tie_state;
+mod tying_lock;
 
 use std::ffi::c_void;
 use std::ptr;
@@ -539,7 +540,7 @@ fn string_object_bytes<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResul
     }
 }
 
-#[pymodule]
+#[pymodule(gil_used = false)]
 fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     py_allocator::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;

@@ -81,7 +81,7 @@ pub fn class_for(py: Python<'_>, type_index: i32) -> PyResult<*mut ffi::PyTypeOb
         return Ok(c);
     }
     let factory = FACTORY.get(py).ok_or_else(|| PyValueError::new_err("tether is not initialised"))?;
-    factory.call1(py, (type_index,))?;
+    crate::exit_park::call_py(factory.bind(py), (type_index,), None)?;
     lookup(type_index)
         .ok_or_else(|| PyTypeError::new_err(format!("no Python class for FFI type {}", type_key_of(type_index))))
 }
@@ -155,7 +155,7 @@ pub fn value_to_any(obj: &Bound<'_, PyAny>) -> PyResult<Option<TVMFFIAny>> {
         }));
     }
     if tp.is(device.bind(py)) {
-        let device_type: i32 = obj.call_method0("dlpack_device_type")?.extract()?;
+        let device_type: i32 = crate::exit_park::call_method(obj, "dlpack_device_type", ())?.extract()?;
         let device_id: i32 = obj.getattr("index")?.extract()?;
         return Ok(Some(TVMFFIAny {
             type_index: ti::kTVMFFIDevice,
@@ -173,10 +173,10 @@ pub fn value_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
     unsafe {
         if v.type_index == ti::kTVMFFIDataType {
             let d = v.value.v_dtype;
-            Ok(dtype.bind(py).call_method1("from_dlpack_data_type", ((d.code, d.bits, d.lanes),))?.unbind())
+            Ok(crate::exit_park::call_method(dtype.bind(py), "from_dlpack_data_type", ((d.code, d.bits, d.lanes),))?.unbind())
         } else {
             let d = v.value.v_device;
-            Ok(device.bind(py).call1((d.device_type, d.device_id))?.unbind())
+            Ok(crate::exit_park::call_py(device.bind(py), (d.device_type, d.device_id), None)?.unbind())
         }
     }
 }

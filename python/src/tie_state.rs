@@ -39,7 +39,7 @@ use tether_sys::abi::TVMFFIObject;
 use tether_sys::TVMFFIObjectDecRef;
 
 use crate::binding::{Binding, INACTIVE, MOVING, TAGS, TRANSIT};
-use crate::{handle_pin, py_allocator, side_table};
+use crate::{handle_pin, py_allocator, side_table, tying_lock};
 
 /// The C layout of every wrapper: the Python header, the handle, the
 /// handle whose word is InTransit while this wrapper is being torn down,
@@ -51,7 +51,7 @@ pub struct CObject {
     pub ob_base: ffi::PyObject,
     pub chandle: *mut TVMFFIObject,
     pub pending: *mut TVMFFIObject,
-    pub borrows: usize,
+    pub borrows: std::sync::atomic::AtomicUsize,
     /// Weak references to this wrapper (`tp_weaklistoffset` points here, so
     /// every wrapper class supports weakrefs without a `__dict__`).
     pub weaklist: *mut ffi::PyObject,
@@ -169,8 +169,16 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         ffi::PyObject_GC_UnTrack(obj as *mut c_void);
         let o = obj as *mut CObject;
         let h = (*o).chandle;
-        (*o).chandle = ptr::null_mut();
         if !h.is_null() {
+            let _lock = tying_lock::lock();
+            if tying_lock::resurrected(obj) {
+                // Free-threaded: a lookup took a reference after the count
+                // reached zero; the wrapper lives on, still canonical.
+                drop(_lock);
+                ffi::PyObject_GC_Track(obj as *mut c_void);
+                return;
+            }
+            (*o).chandle = ptr::null_mut();
             let b = Binding::of(h);
             if b.load() == obj as usize {
                 if eligible(tp) {
@@ -184,6 +192,7 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
                     b.store(0);
                 }
             }
+            drop(_lock);
         }
         // Weak references die with the wrapper's Python life; their
         // callbacks run now, after the binding stopped naming this wrapper,
@@ -221,6 +230,7 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
         (*o).pending = ptr::null_mut();
         if !py_allocator::is_ours(h) {
             // A side-table binding: the table's pin keeps `h`'s storage.
+            let _lock = tying_lock::lock();
             if handle_pin::contents_dead(h) {
                 // Our DecRef was the last: nothing to revive for.
                 side_table::set(h, 0);
@@ -282,42 +292,70 @@ pub unsafe fn install_slots(tp: *mut ffi::PyTypeObject) {
 /// (slots installed) whose instances fit `h`'s type.
 #[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
-    // SAFETY: GIL held; module invariants.
+    // SAFETY: GIL held (an attached thread state on free-threaded builds);
+    // module invariants. Nothing under the tying lock calls Python code.
     unsafe {
         let b = Binding::of(h);
-        let cur = b.load();
-        if cur != 0 && cur & TAGS == 0 {
-            // Active: the canonical wrapper already owns +1.
-            let obj = cur as *mut ffi::PyObject;
-            ffi::Py_INCREF(obj);
-            TVMFFIObjectDecRef(h as *mut c_void);
-            return obj;
-        }
-        if cur & MOVING != 0 {
-            // The canonical wrapper's handle is being moved into a call:
-            // hand out a fresh wrapper and bind nothing.
-            return fresh_wrapper(h, cls);
-        }
-        if cur & TAGS == INACTIVE {
-            let kept = (cur & !TAGS) as *mut ffi::PyObject;
-            // Kept memory holds a reference to its type, so comparing
-            // ob_type is sound (the class cannot have been replaced).
-            if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) && clear_finalized(kept) {
-                REVIVE_SLOT.with(|s| s.set(kept));
-                let obj = tp_alloc(cls, 0);
-                (*(obj as *mut CObject)).chandle = h;
-                b.store(obj as usize);
+        let mut discard: *mut ffi::PyObject = ptr::null_mut();
+        let seen = {
+            let _lock = tying_lock::lock();
+            let cur = b.load();
+            if cur != 0 && cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
+                // Active: the canonical wrapper already owns +1.
+                let obj = cur as *mut ffi::PyObject;
+                ffi::Py_INCREF(obj);
+                drop(_lock);
+                TVMFFIObjectDecRef(h as *mut c_void);
                 return obj;
             }
-            // The class for this type changed: drop the kept memory.
-            b.store(0);
-            discard_kept(kept);
+            if cur & MOVING != 0 {
+                // The canonical wrapper's handle is being moved into a call:
+                // hand out a fresh wrapper and bind nothing.
+                drop(_lock);
+                return fresh_wrapper(h, cls);
+            }
+            if cur & TAGS == INACTIVE {
+                let kept = (cur & !TAGS) as *mut ffi::PyObject;
+                // Kept memory holds a reference to its type, so comparing
+                // ob_type is sound (the class cannot have been replaced).
+                if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) && clear_finalized(kept) {
+                    // Reviving runs no Python code (no allocation).
+                    REVIVE_SLOT.with(|s| s.set(kept));
+                    let obj = tp_alloc(cls, 0);
+                    (*(obj as *mut CObject)).chandle = h;
+                    b.store(obj as usize);
+                    return obj;
+                }
+                // The class for this type changed: drop the kept memory.
+                b.store(0);
+                discard = kept;
+            }
+            // Detached, a wrapper already torn down (count zero), or
+            // InTransit (a teardown half done): a new wrapper, bound below.
+            b.load()
+        };
+        if !discard.is_null() {
+            discard_kept(discard);
         }
-        // InTransit cannot be seen here with the GIL held; treat it like
-        // Detached but leave the binding alone.
+        // Allocating may run Python code (a collection), so it happens
+        // outside the lock, and the binding is checked again afterwards.
         let obj = fresh_wrapper(h, cls);
-        if !obj.is_null() {
-            bind_if_detached(h, obj);
+        if obj.is_null() {
+            return obj;
+        }
+        let _lock = tying_lock::lock();
+        let cur = b.load();
+        if cur == 0 || (cur == seen && cur & TAGS == 0 && tying_lock::dying(cur as *mut ffi::PyObject)) {
+            // Detached, or the canonical wrapper is being torn down: its
+            // teardown will find it is no longer canonical.
+            b.store(obj as usize);
+        } else if cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
+            // Another wrapper was bound meanwhile: it stays the one.
+            let other = cur as *mut ffi::PyObject;
+            ffi::Py_INCREF(other);
+            drop(_lock);
+            ffi::Py_DECREF(obj);
+            return other;
         }
         obj
     }
@@ -353,6 +391,7 @@ pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; module invariants.
     unsafe {
         handle_pin::pin(h);
+        let _lock = tying_lock::lock();
         let _ = Binding::of(h).compare_exchange(obj as usize, obj as usize | MOVING);
     }
 }
@@ -366,12 +405,14 @@ pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 pub unsafe fn end_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; the pin keeps the word readable.
     unsafe {
+        let lock = tying_lock::lock();
         let b = Binding::of(h);
         let taken = (*(obj as *mut CObject)).chandle.is_null();
         let settled = if taken { 0 } else { obj as usize };
         if b.compare_exchange(obj as usize | MOVING, settled).is_err() && !taken {
             let _ = b.compare_exchange(0, obj as usize);
         }
+        drop(lock);
         handle_pin::unpin(h);
     }
 }
@@ -388,6 +429,7 @@ pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
     unsafe {
         let h = ptr::replace(slot, ptr::null_mut());
         if !h.is_null() {
+            let _lock = tying_lock::lock();
             let b = Binding::of(h);
             let cur = b.load();
             let owner = (cur & !TAGS) as *mut CObject;
@@ -405,6 +447,7 @@ pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
 /// # Safety
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
+    let _lock = tying_lock::lock();
     // SAFETY: per the caller; module invariants.
     let _ = unsafe { Binding::of(h) }.compare_exchange(0, obj as usize);
 }
@@ -414,6 +457,7 @@ pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// # Safety
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn detach(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
+    let _lock = tying_lock::lock();
     // SAFETY: per the caller; module invariants.
     let _ = unsafe { Binding::of(h) }.compare_exchange(obj as usize, 0);
 }
@@ -424,6 +468,7 @@ pub unsafe fn detach(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// # Safety
 /// GIL held; `h` live.
 pub unsafe fn state_of(h: *mut TVMFFIObject) -> (&'static str, usize, bool) {
+    let _lock = tying_lock::lock();
     // SAFETY: per the caller.
     let b = unsafe { Binding::of(h) };
     let cur = b.load();

@@ -13,9 +13,9 @@ use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
-#[allow(unused_imports)]
-use crate::dlpack::*;
 use crate::api_table::{with_core_api, TetherCoreApiTable, TETHER_CORE_API_VERSION};
+// The DLPack types appear in the table's signatures (some builds use none).
+#[allow(unused_imports)]
 use crate::dlpack::*;
 
 #[link(name = "tether_core")]

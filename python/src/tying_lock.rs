@@ -1,0 +1,69 @@
+//! What differs on free-threaded CPython (PEP 703), in one place.
+//!
+//! With the GIL, Python-side tying transitions never interleave: the state
+//! machine reads and writes a binding and increfs its wrapper as one step.
+//! Without it, two threads can return the same handle while a third drops
+//! its wrapper. There, every binding transition runs under [`lock`] (one
+//! process-wide lock; critical sections never call into Python), and a
+//! wrapper whose reference count already reached zero is treated as being
+//! torn down: a lookup makes a new canonical wrapper instead of reviving
+//! the dying one ([`dying`], which the GIL build needs too: `subtype_dealloc`
+//! can run Python code after the count reached zero), and a teardown that
+//! finds its wrapper referenced again gives up ([`resurrected`]). On the GIL
+//! build the lock is a no-op and `resurrected` is always false, so both
+//! builds run the same transition code.
+
+use pyo3::ffi;
+
+#[cfg(Py_GIL_DISABLED)]
+static LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+
+/// Held for the duration of one binding transition.
+#[cfg(Py_GIL_DISABLED)]
+pub struct Guard(#[allow(dead_code)] parking_lot::MutexGuard<'static, ()>);
+#[cfg(not(Py_GIL_DISABLED))]
+pub struct Guard;
+
+/// Take the tying lock (free-threaded builds) or nothing (the GIL serialises).
+#[inline(always)]
+pub fn lock() -> Guard {
+    #[cfg(Py_GIL_DISABLED)]
+    {
+        Guard(LOCK.lock())
+    }
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        Guard
+    }
+}
+
+/// Whether the wrapper's reference count reached zero: its teardown has
+/// begun (or is queued), so it must not be handed out again.
+///
+/// # Safety
+/// `w` is a wrapper whose memory is not freed (a binding names it).
+#[inline(always)]
+pub unsafe fn dying(w: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller.
+    unsafe { ffi::Py_REFCNT(w) == 0 }
+}
+
+/// Inside `tp_dealloc`, under the lock: whether another thread took a new
+/// reference to the wrapper after its count reached zero (free-threaded
+/// only; with the GIL `dying` prevents it).
+///
+/// # Safety
+/// `w` is the wrapper being deallocated.
+#[inline(always)]
+pub unsafe fn resurrected(w: *mut ffi::PyObject) -> bool {
+    #[cfg(Py_GIL_DISABLED)]
+    {
+        // SAFETY: per the caller.
+        unsafe { ffi::Py_REFCNT(w) > 0 }
+    }
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        let _ = w;
+        false
+    }
+}
