@@ -14,7 +14,8 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-upstream-cpp test-upstream-tensor test-cpp test-cxx-bridge cpp-toolchains test-python python sanitize clean bench bench-quick
+	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python \
+	python sanitize clean bench bench-quick
 
 all: build
 
@@ -99,7 +100,7 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/library_surface_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/library_surface_test
 	$(TARGET)/upstream_cpp/library_surface_test
-	$(MAKE) --no-print-directory test-upstream-tensor
+	$(MAKE) --no-print-directory test-upstream-tensor test-upstream-modules
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro
@@ -153,6 +154,22 @@ test-cpp: build cpp-toolchains $(VENV_STAMP)
 	done
 	clang++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
 	g++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
+# Modules: a library written the TVM-FFI way (with its docstring and
+# metadata symbols) and the test that loads it, subclasses ModuleObj and
+# uses imports, the system library and context symbols. The headers' module
+# and export macros leave parameters unused, hence -Wno-unused-parameter.
+MODULE_LIB := $(TARGET)/upstream_cpp/libmodule_lib.so
+
+$(MODULE_LIB): tests/upstream_cpp/modules/module_lib.cc build $(VENV_STAMP)
+	mkdir -p $(TARGET)/upstream_cpp
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -DTVM_FFI_DLL_EXPORT_INCLUDE_METADATA=1 \
+	    -fPIC -shared -I"$(PEER_INCLUDE)" tests/upstream_cpp/modules/module_lib.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $@
+
+test-upstream-modules: build $(VENV_STAMP) $(MODULE_LIB)
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -Wno-unused-parameter -I"$(PEER_INCLUDE)" tests/upstream_cpp/modules_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/modules_test
+	$(TARGET)/upstream_cpp/modules_test $(MODULE_LIB)
 
 # The benchmark against the peer (bench/run.py): `bench` for the README's
 # figures, `bench-quick` (seconds) keeps the harness working in `make test`

@@ -18,13 +18,25 @@ fn main() {
     }
     // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_bridge):
     // C++17, its own minimal declarations, no TVM-FFI header.
-    cc::Build::new()
+    // On Itanium C++ ABI targets with exported trampolines (x86-64 and
+    // AArch64, not MSVC), ModuleObj's vtable and type_info come from Rust
+    // (src/cxx_bridge/module_vtable.rs) so that they are exported; elsewhere
+    // the shim lets the compiler emit them.
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();
+    let mut build = cc::Build::new();
+    build
         .cpp(true)
         .std("c++17")
         .file("cxx/library_surface.cc")
-        .warnings(true)
-        .compile("tether_core_cxx");
-    println!("cargo:rerun-if-changed=cxx/library_surface.cc");
-    println!("cargo:rerun-if-changed=cxx/library_surface.h");
+        .file("cxx/module_object.cc")
+        .warnings(true);
+    if matches!(arch.as_str(), "x86_64" | "aarch64") && env != "msvc" {
+        build.define("TETHER_CXX_VTABLE_FROM_RUST", None);
+    }
+    build.compile("tether_core_cxx");
+    for file in ["library_surface.cc", "library_surface.h", "module_object.cc", "module_object.h"] {
+        println!("cargo:rerun-if-changed=cxx/{file}");
+    }
     println!("cargo:rerun-if-changed=build.rs");
 }

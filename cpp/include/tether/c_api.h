@@ -511,6 +511,12 @@ TETHER_DLL int TVMFFIEnvModRegisterSystemLibSymbol(const char* name, void* symbo
 /* A pointer stored, at load time, into every library that defines a
  * void* variable of that name (later loads only). */
 TETHER_DLL int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol);
+/* Function func_name as seen from the library whose context (the value
+ * the loader stored in its __tvm_ffi__library_ctx) is library_ctx: from
+ * the module's imports, depth first, else the global registry. *out is
+ * borrowed: the module keeps it alive. */
+TETHER_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
+                                             TVMFFIObjectHandle* out);
 
 /* ---- arbitrary-precision integers (ffi.BigInt) ------------------------- */
 

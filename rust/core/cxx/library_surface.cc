@@ -55,6 +55,10 @@ using tvm::ffi::String;
 
 using BridgeFn = int (*)(const TetherCxxAny*, int32_t, TetherCxxAny*);
 
+}  // namespace
+
+namespace tether_cxx {
+
 [[noreturn]] void ThrowRaised() {
   void* err = nullptr;
   TVMFFIErrorMoveFromRaised(&err);
@@ -68,6 +72,12 @@ using BridgeFn = int (*)(const TetherCxxAny*, int32_t, TetherCxxAny*);
   }
   throw tvm::ffi::Error(err);
 }
+
+}  // namespace tether_cxx
+
+namespace {
+
+using tether_cxx::ThrowRaised;
 
 Any Call(BridgeFn fn, std::initializer_list<TetherCxxAny> args) {
   TetherCxxAny result{tvm::ffi::kTetherNone, 0, {0}};

@@ -165,4 +165,10 @@ Any FromJSONGraph(const json::Value& value);
 }  // namespace ffi
 }  // namespace tvm
 
+namespace tether_cxx {
+// Rethrows the core's raised error as tvm::ffi::Error (one is made when a
+// call failed without raising).
+[[noreturn]] void ThrowRaised();
+}  // namespace tether_cxx
+
 #endif  // TETHER_CXX_LIBRARY_SURFACE_H_

@@ -68,6 +68,7 @@ static TABLE: TetherCoreApiTable = TetherCoreApiTable {
     TVMFFIEnvRegisterCAPI: c_api::TVMFFIEnvRegisterCAPI,
     TVMFFIEnvModRegisterContextSymbol: c_api::TVMFFIEnvModRegisterContextSymbol,
     TVMFFIEnvModRegisterSystemLibSymbol: c_api::TVMFFIEnvModRegisterSystemLibSymbol,
+    TVMFFIEnvModLookupFromImports: c_api::TVMFFIEnvModLookupFromImports,
 };
 
 /// The core's function table: static, immutable, valid while the library

@@ -151,6 +151,11 @@ macro_rules! with_core_api {
             fn TVMFFIEnvRegisterCAPI(name: *const c_char, symbol: *mut c_void) -> c_int;
             fn TVMFFIEnvModRegisterContextSymbol(name: *const c_char, symbol: *mut c_void) -> c_int;
             fn TVMFFIEnvModRegisterSystemLibSymbol(name: *const c_char, symbol: *mut c_void) -> c_int;
+            fn TVMFFIEnvModLookupFromImports(
+                library_ctx: TVMFFIObjectHandle,
+                func_name: *const c_char,
+                out: *mut TVMFFIObjectHandle,
+            ) -> c_int;
         }
     };
 }

@@ -24,6 +24,14 @@ mod shim {
         pub fn tether_shim_DeepCopy();
         pub fn tether_shim_ToJSONGraph();
         pub fn tether_shim_FromJSONGraph();
+        pub fn tether_shim_Module_LoadFromFile();
+        pub fn tether_shim_Module_VisitContextSymbols();
+        pub fn tether_shim_ModuleObj_GetFunction();
+        pub fn tether_shim_ModuleObj_ClearImports();
+        pub fn tether_shim_ModuleObj_ImportModule();
+        pub fn tether_shim_ModuleObj_GetFunctionDoc();
+        pub fn tether_shim_ModuleObj_ImplementsFunction();
+        pub fn tether_shim_ModuleObj_GetFunctionMetadata();
     }
 }
 
@@ -52,4 +60,12 @@ trampolines! {
     "_ZN3tvm3ffi8DeepCopyERKNS0_3AnyE" => deep_copy = tether_shim_DeepCopy;
     "_ZN3tvm3ffi11ToJSONGraphERKNS0_3AnyES3_" => to_json_graph = tether_shim_ToJSONGraph;
     "_ZN3tvm3ffi13FromJSONGraphERKNS0_3AnyE" => from_json_graph = tether_shim_FromJSONGraph;
+    "_ZN3tvm3ffi6Module12LoadFromFileERKNS0_6StringE" => module_load_from_file = tether_shim_Module_LoadFromFile;
+    "_ZN3tvm3ffi6Module19VisitContextSymbolsERKNS0_13TypedFunctionIFvNS0_6StringEPvEEE" => module_visit_context_symbols = tether_shim_Module_VisitContextSymbols;
+    "_ZN3tvm3ffi9ModuleObj11GetFunctionERKNS0_6StringEb" => module_obj_get_function = tether_shim_ModuleObj_GetFunction;
+    "_ZN3tvm3ffi9ModuleObj12ClearImportsEv" => module_obj_clear_imports = tether_shim_ModuleObj_ClearImports;
+    "_ZN3tvm3ffi9ModuleObj12ImportModuleERKNS0_6ModuleE" => module_obj_import_module = tether_shim_ModuleObj_ImportModule;
+    "_ZN3tvm3ffi9ModuleObj14GetFunctionDocERKNS0_6StringEb" => module_obj_get_function_doc = tether_shim_ModuleObj_GetFunctionDoc;
+    "_ZN3tvm3ffi9ModuleObj18ImplementsFunctionERKNS0_6StringEb" => module_obj_implements_function = tether_shim_ModuleObj_ImplementsFunction;
+    "_ZN3tvm3ffi9ModuleObj19GetFunctionMetadataERKNS0_6StringEb" => module_obj_get_function_metadata = tether_shim_ModuleObj_GetFunctionMetadata;
 }

@@ -30,6 +30,12 @@ use crate::structural::{equal, hash};
     not(target_env = "msvc")
 ))]
 mod exports;
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(target_env = "msvc")
+))]
+mod module_vtable;
+pub mod module;
 
 /// Run `body` over the borrowed arguments and store its value in `result`.
 unsafe fn bridge(
