@@ -16,6 +16,8 @@ pub mod hash;
 pub mod hook_callback;
 pub mod key;
 pub mod mutate;
+pub mod recursive_compare;
+pub mod recursive_hash;
 pub mod typed_args;
 pub mod visit;
 
@@ -250,5 +252,7 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(key::globals());
     out.extend(visit::globals());
     out.extend(mutate::globals());
+    out.extend(recursive_compare::globals());
+    out.extend(recursive_hash::globals());
     out
 }
