@@ -24,6 +24,13 @@ mod shim {
         pub fn tether_shim_DeepCopy();
         pub fn tether_shim_ToJSONGraph();
         pub fn tether_shim_FromJSONGraph();
+        pub fn tether_shim_RecursiveHash();
+        pub fn tether_shim_RecursiveEq();
+        pub fn tether_shim_RecursiveLt();
+        pub fn tether_shim_RecursiveLe();
+        pub fn tether_shim_RecursiveGt();
+        pub fn tether_shim_RecursiveGe();
+        pub fn tether_shim_VisitErrorContext_FindAccessPaths();
     }
 }
 
@@ -52,4 +59,11 @@ trampolines! {
     "_ZN3tvm3ffi8DeepCopyERKNS0_3AnyE" => deep_copy = tether_shim_DeepCopy;
     "_ZN3tvm3ffi11ToJSONGraphERKNS0_3AnyES3_" => to_json_graph = tether_shim_ToJSONGraph;
     "_ZN3tvm3ffi13FromJSONGraphERKNS0_3AnyE" => from_json_graph = tether_shim_FromJSONGraph;
+    "_ZN3tvm3ffi13RecursiveHashERKNS0_3AnyE" => recursive_hash = tether_shim_RecursiveHash;
+    "_ZN3tvm3ffi11RecursiveEqERKNS0_3AnyES3_" => recursive_eq = tether_shim_RecursiveEq;
+    "_ZN3tvm3ffi11RecursiveLtERKNS0_3AnyES3_" => recursive_lt = tether_shim_RecursiveLt;
+    "_ZN3tvm3ffi11RecursiveLeERKNS0_3AnyES3_" => recursive_le = tether_shim_RecursiveLe;
+    "_ZN3tvm3ffi11RecursiveGtERKNS0_3AnyES3_" => recursive_gt = tether_shim_RecursiveGt;
+    "_ZN3tvm3ffi11RecursiveGeERKNS0_3AnyES3_" => recursive_ge = tether_shim_RecursiveGe;
+    "_ZN3tvm3ffi17VisitErrorContext15FindAccessPathsERKNS0_9ObjectRefERKS1_b" => find_access_paths = tether_shim_VisitErrorContext_FindAccessPaths;
 }

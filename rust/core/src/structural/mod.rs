@@ -20,6 +20,7 @@ pub mod recursive_compare;
 pub mod recursive_hash;
 pub mod typed_args;
 pub mod visit;
+pub mod visit_error_context;
 
 use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
 use crate::any::Any;
@@ -254,5 +255,6 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(mutate::globals());
     out.extend(recursive_compare::globals());
     out.extend(recursive_hash::globals());
+    out.extend(visit_error_context::globals());
     out
 }
