@@ -13,6 +13,8 @@
 #include <tvm/ffi/extra/serialization.h>
 #include <tvm/ffi/extra/structural_equal.h>
 #include <tvm/ffi/extra/structural_hash.h>
+#include <tvm/ffi/extra/visit_error_context.h>
+#include <tvm/ffi/reflection/access_path.h>
 #include <tvm/ffi/string.h>
 
 #include <cstdio>
@@ -115,7 +117,53 @@ static void test_json_graph() {
   }
 }
 
+static void test_recursive() {
+  ffi::Array<ffi::Any> a{1, ffi::String("x"), 2.5};
+  ffi::Array<ffi::Any> b{1, ffi::String("x"), 2.5};
+  ffi::Array<ffi::Any> c{1, ffi::String("y")};
+  CHECK(!a.same_as(b));
+  CHECK(ffi::RecursiveEq(a, b));
+  CHECK(!ffi::RecursiveEq(a, c));
+  CHECK(ffi::RecursiveLt(a, c) && ffi::RecursiveLe(a, c) && ffi::RecursiveLe(a, b));
+  CHECK(ffi::RecursiveGt(c, a) && ffi::RecursiveGe(c, a) && ffi::RecursiveGe(a, b));
+  CHECK(!ffi::RecursiveGt(a, b) && !ffi::RecursiveLt(a, b));
+  CHECK(ffi::RecursiveHash(a) == ffi::RecursiveHash(b));
+  CHECK(ffi::RecursiveHash(a) != ffi::RecursiveHash(c));
+  // TVM-FFI's value for None: StableHashCombine(0, 0).
+  CHECK(ffi::RecursiveHash(ffi::Any(nullptr)) == 2654435769LL);
+  // Different types are unequal, and cannot be ordered.
+  CHECK(!ffi::RecursiveEq(ffi::Any(1), ffi::Any(ffi::String("1"))));
+  try {
+    ffi::RecursiveLt(ffi::Any(1), ffi::Any(ffi::String("1")));
+    CHECK(false);
+  } catch (const ffi::Error& e) {
+    CHECK(e.kind() == "TypeError");
+    CHECK(contains(e.message(), "Cannot compare values of different types"));
+  }
+}
+
+static void test_visit_error_context() {
+  namespace refl = ffi::reflection;
+  refl::AccessPath inner = refl::AccessPath::Root()->Attr(ffi::String("a"));
+  refl::AccessPath outer = inner->ArrayItem(3);
+  // Innermost first: the visit was in `outer`, then in its parent `inner`.
+  auto ctx = ffi::details::MakeVisitErrorContext(inner);
+  ctx->reverse_visit_pattern.push_back(outer);
+  ffi::Array<refl::AccessPath> found = ffi::VisitErrorContext::FindAccessPaths(outer, ctx, false);
+  CHECK(found.size() == 1);
+  if (found.size() == 1) {
+    CHECK(found[0]->depth == 1);
+    CHECK(found[0]->step.value()->key.cast<ffi::String>() == "parent");
+  }
+  // A pattern that does not start at the root matches nowhere.
+  auto other = ffi::details::MakeVisitErrorContext(outer);
+  other->reverse_visit_pattern.push_back(inner);
+  CHECK(ffi::VisitErrorContext::FindAccessPaths(outer, other, false).size() == 0);
+}
+
 int main() {
+  test_recursive();
+  test_visit_error_context();
   test_structural();
   test_json();
   test_repr_and_copy();

@@ -33,6 +33,9 @@ int tether_cxx_repr_print(const TetherCxxAny* args, int32_t num_args, TetherCxxA
 int tether_cxx_deep_copy(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
 int tether_cxx_to_json_graph(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
 int tether_cxx_from_json_graph(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
+int tether_cxx_recursive_compare(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
+int tether_cxx_recursive_hash(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
+int tether_cxx_find_access_paths(const TetherCxxAny* args, int32_t num_args, TetherCxxAny* result);
 }
 
 namespace tvm {
@@ -173,6 +176,45 @@ Any tether_shim_FromJSONGraph(const Any& value) {
   return Call(tether_cxx_from_json_graph, {value.data_});
 }
 
+// Recursive comparison: the bridge returns the three-way result (its
+// second argument says whether only equality is asked, which makes
+// unordered values unequal instead of an error).
+static int64_t RecursiveCompare(const Any& lhs, const Any& rhs, bool eq_only) {
+  Any r = Call(tether_cxx_recursive_compare, {lhs.data_, rhs.data_, Bool(eq_only)});
+  return r.data_.v_int64;
+}
+
+int64_t tether_shim_RecursiveHash(const Any& value) {
+  Any r = Call(tether_cxx_recursive_hash, {value.data_});
+  return r.data_.v_int64;
+}
+bool tether_shim_RecursiveEq(const Any& lhs, const Any& rhs) { return RecursiveCompare(lhs, rhs, true) == 0; }
+bool tether_shim_RecursiveLt(const Any& lhs, const Any& rhs) { return RecursiveCompare(lhs, rhs, false) < 0; }
+bool tether_shim_RecursiveLe(const Any& lhs, const Any& rhs) { return RecursiveCompare(lhs, rhs, false) <= 0; }
+bool tether_shim_RecursiveGt(const Any& lhs, const Any& rhs) { return RecursiveCompare(lhs, rhs, false) > 0; }
+bool tether_shim_RecursiveGe(const Any& lhs, const Any& rhs) { return RecursiveCompare(lhs, rhs, false) >= 0; }
+
+tvm::ffi::ObjectRef tether_shim_VisitErrorContext_FindAccessPaths(
+    const tvm::ffi::ObjectRef& root, const tvm::ffi::VisitErrorContext& visit_context,
+    bool allow_prefix_match) {
+  TetherCxxAny root_any{tvm::ffi::kTetherNone, 0, {0}};
+  TetherCxxAny context_any{tvm::ffi::kTetherNone, 0, {0}};
+  // Borrowed views: the type index is read from the object header (offset 8).
+  if (root.data_ != nullptr) {
+    root_any.type_index = *reinterpret_cast<const int32_t*>(static_cast<const char*>(root.data_) + 8);
+    root_any.v_obj = root.data_;
+  }
+  if (visit_context.data_ != nullptr) {
+    context_any.type_index =
+        *reinterpret_cast<const int32_t*>(static_cast<const char*>(visit_context.data_) + 8);
+    context_any.v_obj = visit_context.data_;
+  }
+  Any r = Call(tether_cxx_find_access_paths, {root_any, context_any, Bool(allow_prefix_match)});
+  void* obj = r.data_.type_index >= tvm::ffi::kTetherStaticObjectBegin ? r.data_.v_obj : nullptr;
+  r.data_ = TetherCxxAny{tvm::ffi::kTetherNone, 0, {0}};  // ownership moves to the result
+  return tvm::ffi::ObjectRef(obj);
+}
+
 }  // extern "C"
 
 // Each definition has exactly the type of the TVM-FFI declaration whose
@@ -188,3 +230,11 @@ TETHER_SAME_TYPE(tvm::ffi::ReprPrint, tether_shim_ReprPrint);
 TETHER_SAME_TYPE(tvm::ffi::DeepCopy, tether_shim_DeepCopy);
 TETHER_SAME_TYPE(tvm::ffi::ToJSONGraph, tether_shim_ToJSONGraph);
 TETHER_SAME_TYPE(tvm::ffi::FromJSONGraph, tether_shim_FromJSONGraph);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveHash, tether_shim_RecursiveHash);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveEq, tether_shim_RecursiveEq);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveLt, tether_shim_RecursiveLt);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveLe, tether_shim_RecursiveLe);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveGt, tether_shim_RecursiveGt);
+TETHER_SAME_TYPE(tvm::ffi::RecursiveGe, tether_shim_RecursiveGe);
+TETHER_SAME_TYPE(tvm::ffi::VisitErrorContext::FindAccessPaths,
+                 tether_shim_VisitErrorContext_FindAccessPaths);

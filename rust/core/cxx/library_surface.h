@@ -159,6 +159,22 @@ String Stringify(const Value& value, const Optional<int>& indent);
 
 String ReprPrint(const Any& value);
 Any DeepCopy(const Any& value);
+
+int64_t RecursiveHash(const Any& value);
+bool RecursiveEq(const Any& lhs, const Any& rhs);
+bool RecursiveLt(const Any& lhs, const Any& rhs);
+bool RecursiveLe(const Any& lhs, const Any& rhs);
+bool RecursiveGt(const Any& lhs, const Any& rhs);
+bool RecursiveGe(const Any& lhs, const Any& rhs);
+
+// A reference to an ffi.VisitErrorContext. FindAccessPaths returns an
+// Array of access paths, which is one object pointer like ObjectRef (the
+// return type is not part of the mangled name).
+class VisitErrorContext : public ObjectRef {
+ public:
+  static ObjectRef FindAccessPaths(const ObjectRef& root, const VisitErrorContext& visit_context,
+                                   bool allow_prefix_match);
+};
 json::Value ToJSONGraph(const Any& value, const Any& metadata);
 Any FromJSONGraph(const json::Value& value);
 

@@ -22,6 +22,7 @@ pub(crate) fn all() -> Vec<Builtin> {
     all.extend(crate::tensor::builtins());
     all.extend(crate::function_metadata::builtins());
     all.extend(crate::module::globals::builtins());
+    all.extend(crate::reflection_globals::globals());
     all.extend(vec![
         (
             // f(-1) -> count; f(i) -> name i (a snapshot taken when f is made).

@@ -35,6 +35,7 @@ pub mod function_metadata;
 pub mod module;
 pub mod object;
 pub mod reflection;
+mod reflection_globals;
 pub mod serialization;
 pub mod string;
 pub mod structural;

@@ -549,3 +549,18 @@ mod tests {
         assert!(get_or_alloc_index("test.registry.C", -1, 99_999).is_err());
     }
 }
+
+/// Every registered type key in index order, the POD names first (TVM-FFI's
+/// `ffi.GetRegisteredTypeKeys`).
+pub fn registered_type_keys() -> Vec<String> {
+    let mut out: Vec<String> = (0..ti::kTVMFFIStaticObjectBegin).filter_map(pod_type_key).map(str::to_string).collect();
+    let r = registry().read();
+    for (i, e) in r.entries.iter().enumerate() {
+        if let Some(e) = e {
+            if i as i32 >= ti::kTVMFFIStaticObjectBegin || pod_type_key(i as i32).is_none() {
+                out.push(String::from_utf8_lossy(&e.key).into_owned());
+            }
+        }
+    }
+    out
+}

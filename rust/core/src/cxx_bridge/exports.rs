@@ -32,6 +32,13 @@ mod shim {
         pub fn tether_shim_ModuleObj_GetFunctionDoc();
         pub fn tether_shim_ModuleObj_ImplementsFunction();
         pub fn tether_shim_ModuleObj_GetFunctionMetadata();
+        pub fn tether_shim_RecursiveHash();
+        pub fn tether_shim_RecursiveEq();
+        pub fn tether_shim_RecursiveLt();
+        pub fn tether_shim_RecursiveLe();
+        pub fn tether_shim_RecursiveGt();
+        pub fn tether_shim_RecursiveGe();
+        pub fn tether_shim_VisitErrorContext_FindAccessPaths();
     }
 }
 
@@ -68,4 +75,11 @@ trampolines! {
     "_ZN3tvm3ffi9ModuleObj14GetFunctionDocERKNS0_6StringEb" => module_obj_get_function_doc = tether_shim_ModuleObj_GetFunctionDoc;
     "_ZN3tvm3ffi9ModuleObj18ImplementsFunctionERKNS0_6StringEb" => module_obj_implements_function = tether_shim_ModuleObj_ImplementsFunction;
     "_ZN3tvm3ffi9ModuleObj19GetFunctionMetadataERKNS0_6StringEb" => module_obj_get_function_metadata = tether_shim_ModuleObj_GetFunctionMetadata;
+    "_ZN3tvm3ffi13RecursiveHashERKNS0_3AnyE" => recursive_hash = tether_shim_RecursiveHash;
+    "_ZN3tvm3ffi11RecursiveEqERKNS0_3AnyES3_" => recursive_eq = tether_shim_RecursiveEq;
+    "_ZN3tvm3ffi11RecursiveLtERKNS0_3AnyES3_" => recursive_lt = tether_shim_RecursiveLt;
+    "_ZN3tvm3ffi11RecursiveLeERKNS0_3AnyES3_" => recursive_le = tether_shim_RecursiveLe;
+    "_ZN3tvm3ffi11RecursiveGtERKNS0_3AnyES3_" => recursive_gt = tether_shim_RecursiveGt;
+    "_ZN3tvm3ffi11RecursiveGeERKNS0_3AnyES3_" => recursive_ge = tether_shim_RecursiveGe;
+    "_ZN3tvm3ffi17VisitErrorContext15FindAccessPathsERKNS0_9ObjectRefERKS1_b" => find_access_paths = tether_shim_VisitErrorContext_FindAccessPaths;
 }

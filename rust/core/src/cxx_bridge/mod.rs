@@ -23,7 +23,8 @@ use crate::containers::Array;
 use crate::error::Error;
 use crate::function::{arg, expect_args};
 use crate::serialization::{deep_copy, json, json_graph, repr};
-use crate::structural::{equal, hash};
+use crate::structural::visit_error_context::{find_access_paths, VisitErrorContext};
+use crate::structural::{equal, hash, recursive_compare, recursive_hash};
 
 #[cfg(all(
     any(target_arch = "x86_64", target_arch = "aarch64"),
@@ -148,5 +149,45 @@ pub unsafe extern "C" fn tether_cxx_from_json_graph(args: *const TVMFFIAny, n: i
     bridge("FromJSONGraph", args, n, result, |a| {
         expect_args(a, 1, "FromJSONGraph")?;
         json_graph::from_json_graph(&a[0].to_owned()?)
+    })
+}
+
+/// (lhs, rhs, eq_only: bool) -> int (the three-way result; with eq_only,
+/// values without an order are unequal instead of an error)
+#[no_mangle]
+pub unsafe extern "C" fn tether_cxx_recursive_compare(args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
+    bridge("RecursiveCompare", args, n, result, |a| {
+        expect_args(a, 3, "RecursiveCompare")?;
+        let (l, r) = (a[0].to_owned()?, a[1].to_owned()?);
+        let c = if arg::<bool>(a, 2, "eq_only")? {
+            if recursive_compare::recursive_eq(&l, &r)? { 0 } else { 1 }
+        } else {
+            recursive_compare::recursive_compare(&l, &r)?
+        };
+        Ok(Any::from(c as i64))
+    })
+}
+
+/// (value) -> int
+#[no_mangle]
+pub unsafe extern "C" fn tether_cxx_recursive_hash(args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
+    bridge("RecursiveHash", args, n, result, |a| {
+        expect_args(a, 1, "RecursiveHash")?;
+        Ok(Any::from(recursive_hash::recursive_hash(&a[0].to_owned()?)?))
+    })
+}
+
+/// (root: object, context: ffi.VisitErrorContext, allow_prefix_match:
+/// bool) -> Array of access paths
+#[no_mangle]
+pub unsafe extern "C" fn tether_cxx_find_access_paths(args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
+    bridge("VisitErrorContext::FindAccessPaths", args, n, result, |a| {
+        expect_args(a, 3, "VisitErrorContext::FindAccessPaths")?;
+        let root = a[0].get::<Option<crate::object::ObjectRef>>()?
+            .ok_or_else(|| Error::value_error("VisitErrorContext::FindAccessPaths: root is a null ObjectRef"))?;
+        let context = a[1].get::<Option<crate::object::ObjectRef>>()?
+            .ok_or_else(|| Error::value_error("VisitErrorContext::FindAccessPaths: visit_context is a null ObjectRef"))?;
+        let paths = find_access_paths(&root, &VisitErrorContext::from_object(context)?, arg(a, 2, "allow_prefix_match")?)?;
+        Ok(Any::from_object(Array::new(paths.into_iter().map(|p| Any::from_object(p.into_object())).collect())?.into_object()))
     })
 }

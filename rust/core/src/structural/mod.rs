@@ -16,8 +16,11 @@ pub mod hash;
 pub mod hook_callback;
 pub mod key;
 pub mod mutate;
+pub mod recursive_compare;
+pub mod recursive_hash;
 pub mod typed_args;
 pub mod visit;
+pub mod visit_error_context;
 
 use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
 use crate::any::Any;
@@ -250,5 +253,8 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(key::globals());
     out.extend(visit::globals());
     out.extend(mutate::globals());
+    out.extend(recursive_compare::globals());
+    out.extend(recursive_hash::globals());
+    out.extend(visit_error_context::globals());
     out
 }
