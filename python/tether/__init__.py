@@ -39,7 +39,42 @@ from .tensor import (
     use_torch_stream,
 )
 from .module import system_lib
-from . import config, container, core, dataclasses, error, libinfo, module, registry, stream, testing, type_info, type_schema, utils
+from .structural import (
+    DefRegionKind,
+    InplaceMode,
+    StructuralKey,
+    StructuralMutator,
+    StructuralVisitor,
+    VisitInterrupt,
+    WalkOrder,
+    WalkResult,
+    get_first_structural_mismatch,
+    structural_equal,
+    structural_hash,
+    structural_map,
+    structural_mutate,
+    structural_visit,
+    structural_walk,
+)
+from . import (
+    access_path,
+    config,
+    container,
+    core,
+    cpp,
+    dataclasses,
+    error,
+    libinfo,
+    module,
+    registry,
+    serialization,
+    stream,
+    structural,
+    testing,
+    type_info,
+    type_schema,
+    utils,
+)
 
 __version__ = "0.1.0"
 
@@ -50,9 +85,13 @@ uint8, uint16, uint32, uint64 = dtype("uint8"), dtype("uint16"), dtype("uint32")
 float16, float32, float64, bfloat16 = dtype("float16"), dtype("float32"), dtype("float64"), dtype("bfloat16")
 
 __all__ = [
-    "Array", "Bytes", "DLDeviceType", "Device", "Dict", "Error", "Function", "List", "Map", "Module", "Object",
-    "ObjectConvertible", "Shape", "StreamContext", "String", "Tensor", "__version__", "convert", "convert_func",
-    "dataclasses", "device", "dtype", "from_dlpack", "get_global_func", "get_global_func_metadata",
-    "get_raw_stream", "init_ffi_api", "load_module", "method", "register_error", "register_global_func",
-    "register_object", "remove_global_func", "system_lib", "testing", "use_raw_stream", "use_torch_stream",
+    "Array", "Bytes", "DLDeviceType", "DefRegionKind", "Device", "Dict", "Error", "Function", "InplaceMode", "List", "Map", "Module",
+    "Object", "ObjectConvertible", "Shape", "StreamContext", "String", "StructuralKey", "StructuralMutator",
+    "StructuralVisitor", "Tensor",
+    "VisitInterrupt", "WalkOrder", "WalkResult", "__version__", "access_path", "convert", "convert_func", "cpp",
+    "dataclasses", "device", "dtype", "from_dlpack", "get_first_structural_mismatch", "get_global_func",
+    "get_global_func_metadata", "get_raw_stream", "init_ffi_api", "load_module", "method", "register_error",
+    "register_global_func", "register_object", "remove_global_func", "serialization", "structural",
+    "structural_equal", "structural_hash", "structural_map", "structural_mutate", "structural_visit", "structural_walk", "system_lib", "testing", "use_raw_stream",
+    "use_torch_stream",
 ]

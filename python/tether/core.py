@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ctypes
-import os
 import threading
 from typing import Any, Callable, Iterable, Optional
 
@@ -445,82 +444,6 @@ def register_global_func(name: str, f: Optional[Callable] = None, override: bool
     return register(f) if f is not None else register
 
 
-class Module:
-    """A loaded shared library; its exported FFI functions (symbols named
-    ``__tvm_ffi_<name>``) are reachable as attributes or by ``module[name]``.
-    Loading the library also runs its static registrations (types, globals)."""
-
-    def __init__(self, path: str, deep_bind: Optional[bool] = None):
-        if not os.path.exists(path):
-            raise FileNotFoundError(f"no shared library at {path!r}")
-        self.path = path
-        self._lib = ctypes.CDLL(path, mode=Module._dlopen_mode(deep_bind))
-        self._funcs: dict = {}
-
-    @staticmethod
-    def _dlopen_mode(deep_bind: Optional[bool]) -> int:
-        """The ``dlopen`` flags for a library built against tether's core.
-
-        On ELF systems a library's undefined ``TVMFFI*`` references resolve
-        against the global scope first, where another FFI runtime (e.g.
-        ``tvm_ffi``'s ``libtvm_ffi.so``, loaded ``RTLD_GLOBAL``) may already
-        sit. ``RTLD_DEEPBIND`` makes the library search its own dependencies
-        (the ``libtether_core`` it linked) before the global scope, so it
-        registers its globals and types with tether. The price: *every*
-        symbol it uses prefers its dependencies, including ``malloc`` /
-        ``operator new`` that a sanitizer, jemalloc or tcmalloc interposes
-        through ``LD_PRELOAD`` (AddressSanitizer refuses such loads
-        outright). ``deep_bind=False`` or ``TETHER_LOAD_DEEPBIND=0`` turns
-        it off; the library then binds to whatever the global scope offers.
-
-        The library is loaded ``RTLD_LOCAL`` either way: its functions are
-        found through its own handle, and publishing it (and with it
-        ``libtether_core``'s ``TVMFFI*`` names) globally would capture the
-        references of another runtime's libraries loaded afterwards.
-        Platforms without ``RTLD_DEEPBIND`` (macOS's two-level namespace,
-        Windows' per-DLL imports) already bind a library to the core it
-        linked, so ``deep_bind`` changes nothing there.
-        """
-        mode = ctypes.RTLD_LOCAL
-        if deep_bind is None:
-            deep_bind = os.environ.get("TETHER_LOAD_DEEPBIND", "1").strip().lower() not in ("0", "false", "no", "off")
-        if deep_bind and hasattr(os, "RTLD_DEEPBIND"):
-            mode |= os.RTLD_DEEPBIND
-        return mode
-
-    def get_function(self, name: str, allow_missing: bool = False) -> Optional[Function]:
-        if name in self._funcs:
-            return self._funcs[name]
-        try:
-            sym = getattr(self._lib, f"__tvm_ffi_{name}")
-        except AttributeError:
-            if allow_missing:
-                return None
-            raise AttributeError(f"module {self.path!r} has no function {name!r}") from None
-        f = self._funcs[name] = _ffi.function_from_symbol(ctypes.cast(sym, ctypes.c_void_p).value)
-        return f
-
-    def __getitem__(self, name: str) -> Function:
-        return self.get_function(name)
-
-    def __getattr__(self, name: str) -> Function:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return self.get_function(name)
-
-
-def load_module(path: str, deep_bind: Optional[bool] = None) -> Module:
-    """Load a shared library built against tether's (or TVM-FFI's) C ABI.
-
-    On Linux the library is loaded with ``RTLD_DEEPBIND`` so that it reaches
-    tether's core even when another library exporting the ``TVMFFI*`` names
-    is loaded globally; pass ``deep_bind=False`` (or set
-    ``TETHER_LOAD_DEEPBIND=0``) when an ``LD_PRELOAD`` allocator or sanitizer
-    must interpose the library's symbols. See ``Module._dlopen_mode``.
-    """
-    return Module(os.fspath(path), deep_bind=deep_bind)
-
-
 for _index_, _cls in ((65, _StringObj), (66, _BytesObj), (74, OpaquePyObject)):
     _register_class(_index_, _cls)
 del _index_, _cls
@@ -542,3 +465,5 @@ def _sweep_side_table(phase: str, info: dict) -> None:
 import gc as _gc  # noqa: E402
 
 _gc.callbacks.append(_sweep_side_table)
+
+from .module import Module, load_module  # noqa: E402  (an Object subclass over this module's names)

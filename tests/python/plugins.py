@@ -98,3 +98,18 @@ def build_cpp_plugin(out_dir) -> str:
            CPP_PLUGIN_SOURCE, f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
     subprocess.run(cmd, check=True)
     return out
+
+
+def build_kernel_for(runtime: str, source: str, out, extra_flags=()) -> str:
+    """Compile a C++ library written against apache-tvm-ffi's headers and
+    link it to ``runtime``'s core: tether's (``"tether"``) or the peer's own
+    ``libtvm_ffi`` (``"tvm_ffi"``, for running the same library on both)."""
+    if runtime == "tether":
+        link = [*config.ldflags().split(), config.libs()]
+    else:
+        peer_lib = os.path.join(os.path.dirname(upstream_include_dir()), "lib")
+        link = [f"-L{peer_lib}", "-ltvm_ffi", f"-Wl,-rpath,{peer_lib}"]
+    cmd = [cxx_compiler(), "-std=c++17", "-O1", "-shared", "-fPIC", *extra_flags, "-o", str(out), str(source),
+           f"-I{upstream_include_dir()}", *link]
+    subprocess.run(cmd, check=True)
+    return str(out)

@@ -170,13 +170,22 @@ impl<T: ObjectType> TypeBuilder<T> {
 
     /// A method (its first argument is the object itself).
     pub fn method(self, name: &str, f: Function) -> Result<Self, Error> {
+        self.method_with_flags(name, f, 0)
+    }
+
+    /// A static method (no object argument; frontends attach it to the class).
+    pub fn static_method(self, name: &str, f: Function) -> Result<Self, Error> {
+        self.method_with_flags(name, f, field_flag::kIsStaticMethod)
+    }
+
+    fn method_with_flags(self, name: &str, f: Function, flags: i64) -> Result<Self, Error> {
         // `value` keeps the function alive while the registry takes its own reference.
         let value = Any::from_object(f.into_object());
         let info = TVMFFIMethodInfo {
             name: TVMFFIByteArray::from_slice(name.as_bytes()),
             doc: TVMFFIByteArray::EMPTY,
             metadata: TVMFFIByteArray::EMPTY,
-            flags: 0,
+            flags,
             method: *value.as_raw(),
         };
         type_registry::register_method(self.index, &info)?;

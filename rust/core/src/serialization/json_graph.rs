@@ -294,7 +294,12 @@ impl Reader {
         let node = Map::from_object(node.get::<ObjectRef>().map_err(|_| invalid("a node is not an object"))?)?;
         let ty: String = field(&node, "type")?.get()?;
         let index = type_registry::key_to_index(ty.as_bytes())
-            .ok_or_else(|| Error::key_error(format!("type key {ty:?} is not registered")))?;
+            .ok_or_else(|| {
+                // TVM-FFI's kind and text for an unknown key in a graph.
+                Error::runtime_error(format!(
+                    "Check failed: (it != type_key2index_.end()) is false: Cannot find type `{ty}`"
+                ))
+            })?;
         let data = || field(&node, "data");
         Ok(match index {
             ti::kTVMFFINone => Any::none(),

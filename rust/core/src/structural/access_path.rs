@@ -163,6 +163,19 @@ impl AccessPath {
         }
         Ok(true)
     }
+    /// Whether `other` starts with every step of this path.
+    pub fn is_prefix_of(&self, other: &AccessPath) -> Result<bool, Error> {
+        let (a, b) = (self.steps(), other.steps());
+        if a.len() > b.len() {
+            return Ok(false);
+        }
+        for (x, y) in a.iter().zip(&b) {
+            if !x.step_equal(y)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
     pub fn from_object(obj: ObjectRef) -> Result<AccessPath, Error> {
         obj.downcast::<AccessPathObj>().map(AccessPath)
     }
@@ -246,6 +259,11 @@ fn register_reflection() -> Result<(), Error> {
                 let steps = path(a)?.steps().into_iter().map(|s| Any::from_object(s.into_object())).collect();
                 Ok(Any::from_object(Array::new(steps)?.into_object()))
             })?,
+        )?
+        .static_method("_root", method(|_| Ok(Any::from_object(AccessPath::root()?.into_object())))?)?
+        .method(
+            "_is_prefix_of",
+            method(move |a| Ok(Any::from(path(a)?.is_prefix_of(&AccessPath::from_object(arg(a, 1, "other")?)?)?)))?,
         )?
         .method(
             "_path_equal",

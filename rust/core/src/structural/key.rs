@@ -57,7 +57,7 @@ impl StructuralKey {
     }
 }
 
-fn ensure_reflection() {
+pub(crate) fn ensure_reflection() {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     let r = DONE.get_or_init(|| {
         (|| -> Result<(), Error> {

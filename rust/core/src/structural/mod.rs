@@ -247,6 +247,12 @@ pub(crate) type Global = (&'static str, Result<Function, Error>);
 /// `ffi.StructuralKeyEqual`), and the reflection of the access-path and key
 /// types.
 pub(crate) fn register_globals() -> Vec<Global> {
+    // The types exist from start-up, as in TVM-FFI, so frontends can bind
+    // classes to their keys before the first object is made.
+    access_path::ensure_reflection();
+    key::ensure_reflection();
+    visit::ensure_reflection();
+    mutate::ensure_reflection();
     let mut out = Vec::new();
     out.extend(equal::globals());
     out.extend(hash::globals());

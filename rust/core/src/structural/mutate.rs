@@ -509,7 +509,7 @@ pub fn structural_mutate(root: Any, callbacks: Vec<Entry>) -> Result<Any, Error>
     Ok(m.mutate(&root, InplaceMode::Allow, 0)?.unwrap_or(root))
 }
 
-fn ensure_reflection() {
+pub(crate) fn ensure_reflection() {
     static DONE: OnceLock<()> = OnceLock::new();
     DONE.get_or_init(|| {
         TypeBuilder::<StructuralMutatorObj>::new();

@@ -326,7 +326,7 @@ pub fn structural_visit(root: &Any, callbacks: Vec<Entry>) -> Result<Visited, Er
     StructuralVisitor::new(Engine::Visit { callbacks })?.visit(root)
 }
 
-fn ensure_reflection() {
+pub(crate) fn ensure_reflection() {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     let r = DONE.get_or_init(|| {
         (|| -> Result<(), Error> {
