@@ -133,7 +133,14 @@ class Module(Object):
     def get_function(self, name: str, query_imports: bool = False) -> Function:
         """The function ``name``; ``AttributeError`` when the module lacks it."""
         if self._is_native():
-            func = _core_api("ModuleGetFunction")(self, name, query_imports)
+            # The core makes a new Function per lookup; keep the first, so
+            # the same name gives the same wrapper (as tether's globals do).
+            cache = self.__dict__.setdefault("_funcs", {})
+            func = cache.get((name, query_imports))
+            if func is None:
+                func = _core_api("ModuleGetFunction")(self, name, query_imports)
+                if func is not None:
+                    cache[(name, query_imports)] = func
         else:
             func = self._library_function(name, query_imports)
         if func is None:

@@ -92,6 +92,9 @@ const MODULE_NAME_QUERY: &[&str] = &["ffi.Module", "str", "bool"];
 
 /// The module globals, registered with the builtins.
 pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
+    if let Err(e) = super::object::register_reflection() {
+        return vec![("ffi.ModuleLoadFromFile", Err(e))];
+    }
     vec![
         typed(Sig { name: "ffi.ModuleLoadFromFile", params: &["str"], ret: "ffi.Module" }, |s, a| {
             Ok(load_from_file(&str_arg(s, a, 0)?)?.to_any())

@@ -374,3 +374,40 @@ fn optional_function(value: Any) -> Result<Option<Function>, Error> {
         Function::from_object(value.get::<ObjectRef>()?).map(Some)
     }
 }
+
+/// Getter of the reflected `imports_` field (an `ffi.Array`, or None).
+///
+/// # Safety
+/// `field` is the `imports_` slot of a live module (module invariant).
+unsafe extern "C" fn imports_getter(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
+    let _guard = FIELDS.lock();
+    // SAFETY: per the caller; the slot holds NULL or a live reference.
+    unsafe {
+        let p = *(field as *mut *mut TVMFFIObject);
+        *out = match NonNull::new(p) {
+            None => TVMFFIAny::NONE,
+            Some(p) => Any::from_object(ObjectRef::from_raw_borrowed(p)).into_raw(),
+        };
+    }
+    0
+}
+
+/// Reflect `imports_` on `ffi.Module` read-only, as TVM-FFI does (Python's
+/// `Module.imports` reads it).
+pub(crate) fn register_reflection() -> Result<(), Error> {
+    let name = "imports_";
+    let info = crate::abi::TVMFFIFieldInfo {
+        name: crate::abi::TVMFFIByteArray { data: name.as_ptr() as *const _, size: name.len() },
+        doc: crate::abi::TVMFFIByteArray { data: std::ptr::null(), size: 0 },
+        metadata: crate::abi::TVMFFIByteArray { data: std::ptr::null(), size: 0 },
+        flags: 0,
+        size: std::mem::size_of::<*mut TVMFFIObject>() as i64,
+        alignment: std::mem::align_of::<*mut TVMFFIObject>() as i64,
+        offset: IMPORTS_OFFSET as i64,
+        getter: Some(imports_getter),
+        setter: std::ptr::null_mut(),
+        default_value_or_factory: TVMFFIAny::NONE,
+        field_static_type_index: ti::kTVMFFIArray,
+    };
+    crate::type_registry::register_field(ti::kTVMFFIModule, &info)
+}
