@@ -1,18 +1,31 @@
 //! Reflected fields as Python data descriptors: `a.x` calls the field's
 //! getter and returns through the one return path, so `a.x is a.x`.
+//!
+//! Reads are the hot path of every field access, so the descriptor's
+//! `tp_descr_get` is a plain C slot ([`field_descr_get`]) rather than pyo3's
+//! method trampoline: a wrapper check, the type check against the owner,
+//! the getter, the return path. Anything unusual (a non-wrapper, a moved
+//! object, a foreign type) falls to the pyo3 `__get__`, which raises the
+//! error. Python subclasses (`tether.dataclasses.FieldProperty`, which adds
+//! the frozen check and value conversion on writes) get the same slot
+//! through [`install_field_get`], since CPython would otherwise give them
+//! the `__get__` wrapper's pyo3 function.
 
 use std::ffi::c_void;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyTuple, PyType};
 use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIFieldSetter};
 use tether_sys::*;
 
 use crate::convert::{self, handle_of, OwnedAny};
 use crate::registry;
+use crate::tie_state::CObject;
 
 /// One reflected field of one FFI type.
-#[pyclass(module = "tether._ffi", frozen)]
+#[pyclass(module = "tether._ffi", frozen, subclass)]
 pub struct FieldDescriptor {
     info: *const TVMFFIFieldInfo,
     /// The type that declares the field; objects must be of it or derive from it.
@@ -68,8 +81,92 @@ impl FieldDescriptor {
     }
 }
 
+/// `tp_descr_get` of field descriptors: the read path without a Python
+/// or pyo3 frame.
+///
+/// # Safety
+/// Called by CPython with the GIL held; `desc` is a `FieldDescriptor` (or a
+/// subclass instance), `obj` NULL or a live object.
+unsafe extern "C" fn field_descr_get(
+    desc: *mut ffi::PyObject,
+    obj: *mut ffi::PyObject,
+    owner: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    unsafe {
+        if obj.is_null() || obj == ffi::Py_None() {
+            ffi::Py_INCREF(desc);
+            return desc;
+        }
+        let py = Python::assume_gil_acquired();
+        let this = Bound::from_borrowed_ptr(py, desc).downcast_into_unchecked::<FieldDescriptor>();
+        let d = this.get();
+        let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
+            !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
+        });
+        let result = match (fast, d.info().getter) {
+            (Some(h), Some(getter)) => {
+                let mut out = TVMFFIAny::NONE;
+                // SAFETY: the field belongs to the object's type (checked), so
+                // its offset is inside the object; the wrapper owns +1 on `h`.
+                if getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out) != 0 {
+                    Err(convert::take_ffi_error(py))
+                } else {
+                    convert::any_to_py(py, OwnedAny(out))
+                }
+            }
+            _ => {
+                // The slow path raises the precise error.
+                let obj = Bound::from_borrowed_ptr(py, obj);
+                let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
+                FieldDescriptor::__get__(&this, Some(&obj), owner.as_ref())
+            }
+        };
+        match result {
+            Ok(v) => v.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    }
+}
+
+/// Give `cls` (FieldDescriptor or a Python subclass not defining
+/// `__get__`) the native read slot.
+pub fn install_field_get(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    let py = cls.py();
+    if !cls.is_subclass_of::<FieldDescriptor>()? {
+        return Err(PyTypeError::new_err(format!("{} is not a field descriptor class", cls.name()?)));
+    }
+    let own_get = cls.getattr(pyo3::intern!(py, "__dict__"))?.contains("__get__")?;
+    if own_get && !cls.is(&py.get_type::<FieldDescriptor>()) {
+        return Err(PyTypeError::new_err(format!("{} defines its own __get__", cls.name()?)));
+    }
+    // SAFETY: replacing one slot of a heap type with a function of the
+    // same signature and behaviour (the pyo3 `__get__` stays reachable by
+    // name); PyType_Modified drops cached lookups.
+    unsafe {
+        let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+        (*tp).tp_descr_get = Some(field_descr_get);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl FieldDescriptor {
+    /// Python subclasses are built from a core descriptor (their first
+    /// arguments: a name, then the descriptor); further arguments are the
+    /// subclass's own (its `__init__` takes them).
+    #[new]
+    #[pyo3(signature = (*args, **_kwargs))]
+    fn py_new(args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let core = args.get_item(1).map_err(|_| PyTypeError::new_err("a field descriptor needs (name, core descriptor, ...)"))?;
+        let core = core.downcast::<FieldDescriptor>()?.get();
+        Ok(FieldDescriptor { info: core.info, owner_index: core.owner_index, name: core.name.clone(), owner: core.owner.clone() })
+    }
+
     fn __get__(slf: &Bound<'_, Self>, obj: Option<&Bound<'_, PyAny>>, _owner: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
         let py = slf.py();
         let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(slf.clone().into_any().unbind()) };

@@ -147,6 +147,12 @@ fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()
     Ok(())
 }
 
+/// Give a field descriptor class the native read slot.
+#[pyfunction]
+fn install_field_get(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    descriptor::install_field_get(cls)
+}
+
 #[pyfunction]
 fn register_class(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyResult<()> {
     registry::register(py, type_index, cls)
@@ -549,6 +555,8 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
     m.add_class::<descriptor::FieldDescriptor>()?;
+    descriptor::install_field_get(&py.get_type::<descriptor::FieldDescriptor>())?;
+    m.add_function(wrap_pyfunction!(install_field_get, m)?)?;
     m.add_class::<convert::OpaquePtrValue>()?;
     m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(error_new, m)?)?;
