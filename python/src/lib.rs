@@ -12,6 +12,7 @@
 //! `CObject` layout; handles they pass to the C ABI are live because the
 //! wrapper owns +1 on them while the call runs.
 
+mod arg_buffer;
 mod binding;
 mod convert;
 mod descriptor;
@@ -21,6 +22,7 @@ mod handle_pin;
 mod nested;
 mod py_allocator;
 mod registry;
+mod seq_index;
 mod side_table;
 mod tie_state;
 
@@ -151,6 +153,12 @@ fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()
 #[pyfunction]
 fn install_field_get(cls: &Bound<'_, PyType>) -> PyResult<()> {
     descriptor::install_field_get(cls)
+}
+
+/// Give an Array or List wrapper class the native `a[i]`.
+#[pyfunction]
+fn install_seq_getitem(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    seq_index::install(py, cls)
 }
 
 #[pyfunction]
@@ -557,6 +565,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<descriptor::FieldDescriptor>()?;
     descriptor::install_field_get(&py.get_type::<descriptor::FieldDescriptor>())?;
     m.add_function(wrap_pyfunction!(install_field_get, m)?)?;
+    m.add_function(wrap_pyfunction!(install_seq_getitem, m)?)?;
     m.add_class::<convert::OpaquePtrValue>()?;
     m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(error_new, m)?)?;
