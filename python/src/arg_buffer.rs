@@ -12,10 +12,12 @@ pub struct StackVec<T: Copy, const N: usize> {
 impl<T: Copy, const N: usize> StackVec<T, N> {
     /// An empty buffer; `fill` initialises the inline slots (never read
     /// before being pushed over).
+    #[inline]
     pub fn new(fill: T) -> Self {
         StackVec { inline: [fill; N], len: 0, spill: Vec::new() }
     }
 
+    #[inline]
     pub fn push(&mut self, v: T) {
         if self.len < N {
             self.inline[self.len] = v;
@@ -29,10 +31,12 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
         self.len += 1;
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
 
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [T] {
         if self.len <= N {
             &mut self.inline[..self.len]
@@ -41,6 +45,7 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
         }
     }
 
+    #[inline]
     pub fn as_slice(&self) -> &[T] {
         if self.len <= N {
             &self.inline[..self.len]

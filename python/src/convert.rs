@@ -96,11 +96,8 @@ fn new_string(py: Python<'_>, bytes: &[u8], is_bytes: bool) -> PyResult<OwnedAny
 
 /// Convert a Python value into an owned FFI value.
 pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
-    if obj.is_none() {
-        return Ok(OwnedAny::none());
-    }
-    if obj.is_exact_instance_of::<PyInt>() {
-        return int_to_any(obj);
+    if let Some(v) = plain_value(obj) {
+        return Ok(OwnedAny(v));
     }
     if registry::is_wrapper(obj) {
         let h = handle_of(obj)?;
@@ -596,6 +593,33 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
     rc
 }
 
+/// None, and exact ints (that fit), floats and bools as FFI values, with
+/// no subtype checks; None for anything else (converted the long way).
+#[inline]
+fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
+    let p = obj.as_ptr();
+    // SAFETY: type checks and value reads on a live object.
+    unsafe {
+        let (index, value) = if p == ffi::Py_None() {
+            (ti::kTVMFFINone, TVMFFIAnyValue { v_int64: 0 })
+        } else if ffi::PyLong_CheckExact(p) != 0 {
+            let v = ffi::PyLong_AsLongLong(p);
+            if v == -1 && !ffi::PyErr_Occurred().is_null() {
+                ffi::PyErr_Clear(); // too big: the long way raises the proper error
+                return None;
+            }
+            (ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v })
+        } else if ffi::PyFloat_CheckExact(p) != 0 {
+            (ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: ffi::PyFloat_AS_DOUBLE(p) })
+        } else if ffi::PyBool_Check(p) != 0 {
+            (ti::kTVMFFIBool, TVMFFIAnyValue { v_int64: (p == ffi::Py_True()) as i64 })
+        } else {
+            return None;
+        };
+        Some(TVMFFIAny { type_index: index, small_str_len: 0, value })
+    }
+}
+
 /// New references to a callback's arguments, released when dropped
 /// (NULL entries are slots not filled yet).
 struct ArgRefs<'a>(&'a mut [*mut ffi::PyObject]);
@@ -629,7 +653,9 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
     for a in args.iter() {
-        if registry::is_wrapper(&a) {
+        if let Some(v) = plain_value(&a) {
+            views.push(v, false);
+        } else if registry::is_wrapper(&a) {
             let h = handle_of(&a)?;
             // SAFETY: live handle; the wrapper owns +1 for the whole call.
             let index = unsafe { (*h).type_index };
@@ -715,6 +741,32 @@ impl Drop for ArgViews {
             if owned {
                 drop(OwnedAny(*v));
             }
+        }
+    }
+}
+
+/// Owned FFI values for one call, inline for up to 32 (a constructor's
+/// fields), released on drop.
+pub struct OwnedArgs(StackVec<TVMFFIAny, 32>);
+
+impl OwnedArgs {
+    pub fn new() -> Self {
+        OwnedArgs(StackVec::new(TVMFFIAny::NONE))
+    }
+
+    pub fn push(&mut self, v: OwnedAny) {
+        self.0.push(v.into_raw());
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [TVMFFIAny] {
+        self.0.as_mut_slice()
+    }
+}
+
+impl Drop for OwnedArgs {
+    fn drop(&mut self) {
+        for v in self.0.as_slice() {
+            drop(OwnedAny(*v));
         }
     }
 }

@@ -410,12 +410,15 @@ fn construct(py: Python<'_>, obj: &Bound<'_, PyAny>, init: &Bound<'_, PyAny>, va
         return Err(PyValueError::new_err(format!("{} object is already initialised", convert::type_name(obj))));
     }
     let f = handle_of(wrapper(init)?)?;
-    let mut owned: Vec<OwnedAny> = values.iter().map(|v| convert::py_to_any(py, &v)).collect::<PyResult<_>>()?;
-    let mut raw: Vec<TVMFFIAny> = owned.iter().map(|a| a.0).collect();
+    let mut args = convert::OwnedArgs::new();
+    for v in values.iter() {
+        args.push(convert::py_to_any(py, &v)?);
+    }
+    let raw = args.as_mut_slice();
     let mut result = TVMFFIAny::NONE;
-    // SAFETY: `owned` keeps the arguments alive.
+    // SAFETY: `args` keeps the arguments alive.
     let rc = unsafe { TVMFFIFunctionCall(f as *mut c_void, raw.as_mut_ptr(), raw.len() as i32, &mut result) };
-    owned.clear();
+    drop(args);
     if rc != 0 {
         return Err(convert::take_ffi_error(py));
     }
