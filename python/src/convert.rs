@@ -652,11 +652,14 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
-    for a in args.iter() {
-        if let Some(v) = plain_value(&a) {
+    for i in 0..args.len() {
+        // SAFETY: `i` is in bounds; the tuple holds the item for the call.
+        let a = unsafe { args.get_borrowed_item_unchecked(i) };
+        let a: &Bound<'_, PyAny> = &a;
+        if let Some(v) = plain_value(a) {
             views.push(v, false);
-        } else if registry::is_wrapper(&a) {
-            let h = handle_of(&a)?;
+        } else if registry::is_wrapper(a) {
+            let h = handle_of(a)?;
             // SAFETY: live handle; the wrapper owns +1 for the whole call.
             let index = unsafe { (*h).type_index };
             views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
@@ -667,7 +670,7 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
             moved.push((views.views.len(), target, h));
             views.push(TVMFFIAny::NONE, false); // filled in once nothing can fail
         } else {
-            let v = py_to_any(py, &a)?;
+            let v = py_to_any(py, a)?;
             views.push(v.into_raw(), true);
         }
     }
