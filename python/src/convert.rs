@@ -647,14 +647,22 @@ impl Drop for ArgRefs<'_> {
 /// call and settles afterwards whether or not the callee took the handle.
 /// Every conversion that can fail happens before any of this state changes.
 pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    // SAFETY: a tuple's items, alive as long as the tuple.
+    let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
+    call_function_args(py, f, items)
+}
+
+/// [`call_function`] on borrowed argument pointers (a vectorcall's array
+/// or a tuple's items), which the caller keeps alive for the call.
+pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
     // Views and which of them we own (released by the guard), inline for
     // up to 8 arguments.
     let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
-    for i in 0..args.len() {
-        // SAFETY: `i` is in bounds; the tuple holds the item for the call.
-        let a = unsafe { args.get_borrowed_item_unchecked(i) };
+    for &p in args {
+        // SAFETY: the caller keeps every argument alive for the call.
+        let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
         let a: &Bound<'_, PyAny> = &a;
         if let Some(v) = plain_value(a) {
             views.push(v, false);
