@@ -17,6 +17,7 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
 use tether_sys::*;
 
+use crate::arg_buffer::StackVec;
 use crate::exit_park;
 use crate::nested;
 use crate::registry;
@@ -95,8 +96,8 @@ fn new_string(py: Python<'_>, bytes: &[u8], is_bytes: bool) -> PyResult<OwnedAny
 
 /// Convert a Python value into an owned FFI value.
 pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
-    if obj.is_none() {
-        return Ok(OwnedAny::none());
+    if let Some(v) = plain_value(obj) {
+        return Ok(OwnedAny(v));
     }
     if registry::is_wrapper(obj) {
         let h = handle_of(obj)?;
@@ -112,10 +113,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return Ok(OwnedAny::pod(ti::kTVMFFIBool, TVMFFIAnyValue { v_int64: b as i64 }));
     }
     if obj.is_instance_of::<PyInt>() {
-        let v: i64 = obj
-            .extract()
-            .map_err(|_| PyOverflowError::new_err(format!("{} does not fit in a 64-bit FFI int", int_summary(obj))))?;
-        return Ok(OwnedAny::pod(ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v }));
+        return int_to_any(obj);
     }
     if obj.is_instance_of::<PyFloat>() {
         let v: f64 = obj.extract()?;
@@ -141,6 +139,12 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
             "a moved value (x._move()) can only be a call argument or a callback's return value",
         ));
     }
+    if is_plain_function(obj) {
+        // Functions, builtins and bound methods speak none of the
+        // conversion protocols (those are looked up on the type): skip
+        // the protocol hook.
+        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+    }
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
     }
@@ -157,6 +161,43 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
+}
+
+fn int_to_any(obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+    // SAFETY: an int object; -1 with an error set means it does not fit.
+    let v = unsafe { ffi::PyLong_AsLongLong(obj.as_ptr()) };
+    if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
+        // SAFETY: clear the OverflowError, replaced by ours below.
+        unsafe { ffi::PyErr_Clear() };
+        return Err(PyOverflowError::new_err(format!("{} does not fit in a 64-bit FFI int", int_summary(obj))));
+    }
+    Ok(OwnedAny::pod(ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v }))
+}
+
+/// Plain Python functions, builtin functions and bound methods (exact types).
+fn is_plain_function(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: reading the type of a live object and comparing it with static types.
+    unsafe {
+        let tp = ffi::Py_TYPE(obj.as_ptr());
+        tp == ptr::addr_of_mut!(ffi::PyFunction_Type)
+            || tp == ptr::addr_of_mut!(ffi::PyCFunction_Type)
+            || tp == ptr::addr_of_mut!(PyMethod_Type)
+    }
+}
+
+extern "C" {
+    /// CPython's attribute lookup along a type's MRO (borrowed result,
+    /// NULL when absent, no exception): cheaper than `hasattr`, which
+    /// formats an AttributeError for every miss.
+    fn _PyType_Lookup(tp: *mut ffi::PyTypeObject, name: *mut ffi::PyObject) -> *mut ffi::PyObject;
+    /// The type of bound methods (not declared by pyo3's bindings).
+    static mut PyMethod_Type: ffi::PyTypeObject;
+}
+
+/// Whether the type of `obj` has the attribute `name` (no exception on a miss).
+pub fn type_has_attr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
+    // SAFETY: a live object's type and an interned string; the result is only compared.
+    unsafe { !_PyType_Lookup(ffi::Py_TYPE(obj.as_ptr()), name.as_ptr()).is_null() }
 }
 
 /// A `tether.core.String`/`Bytes` (a `str`/`bytes` subclass) that keeps
@@ -224,7 +265,7 @@ fn int_summary(obj: &Bound<'_, PyAny>) -> String {
 fn is_tensor_like(obj: &Bound<'_, PyAny>) -> bool {
     // SAFETY: a type check on a live object.
     let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
-    capsule || obj.get_type().hasattr(pyo3::intern!(obj.py(), "__dlpack__")).unwrap_or(false)
+    capsule || type_has_attr(obj, pyo3::intern!(obj.py(), "__dlpack__"))
 }
 
 /// Call a builtin global function with owned arguments (consumed).
@@ -504,14 +545,25 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
     let gil = exit_park::gil_ensure();
     let rc = Python::with_gil(|py| {
         let call = || -> PyResult<OwnedAny> {
-            let mut py_args = Vec::with_capacity(n.max(0) as usize);
-            for i in 0..n.max(0) as usize {
+            let n = n.max(0) as usize;
+            // Arguments as new references in a stack array for the common
+            // arities (no tuple, no Vec), a Vec beyond.
+            let mut small = [ptr::null_mut::<ffi::PyObject>(); 8];
+            let mut large = Vec::new();
+            let slots: &mut [*mut ffi::PyObject] = if n <= small.len() {
+                &mut small[..n]
+            } else {
+                large.resize(n, ptr::null_mut());
+                &mut large[..]
+            };
+            let guard = ArgRefs(slots);
+            for i in 0..n {
                 // SAFETY: `n` valid views, per the calling convention.
-                py_args.push(unsafe { view_to_py(py, &*args.add(i))? });
+                guard.0[i] = unsafe { view_to_py(py, &*args.add(i))? }.into_ptr();
             }
-            let tuple = PyTuple::new(py, py_args)?;
             // SAFETY: GIL held; `self_` is the callable we hold a reference on.
-            let ret = unsafe { exit_park::call(self_ as *mut ffi::PyObject, tuple.as_ptr()) };
+            let ret = unsafe { exit_park::vectorcall(self_ as *mut ffi::PyObject, guard.0) };
+            drop(guard);
             if ret.is_null() {
                 return Err(PyErr::fetch(py));
             }
@@ -541,6 +593,49 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
     rc
 }
 
+/// None, and exact ints (that fit), floats and bools as FFI values, with
+/// no subtype checks; None for anything else (converted the long way).
+#[inline]
+fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
+    let p = obj.as_ptr();
+    // SAFETY: type checks and value reads on a live object.
+    unsafe {
+        let (index, value) = if p == ffi::Py_None() {
+            (ti::kTVMFFINone, TVMFFIAnyValue { v_int64: 0 })
+        } else if ffi::PyLong_CheckExact(p) != 0 {
+            let v = ffi::PyLong_AsLongLong(p);
+            if v == -1 && !ffi::PyErr_Occurred().is_null() {
+                ffi::PyErr_Clear(); // too big: the long way raises the proper error
+                return None;
+            }
+            (ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v })
+        } else if ffi::PyFloat_CheckExact(p) != 0 {
+            (ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: ffi::PyFloat_AS_DOUBLE(p) })
+        } else if ffi::PyBool_Check(p) != 0 {
+            (ti::kTVMFFIBool, TVMFFIAnyValue { v_int64: (p == ffi::Py_True()) as i64 })
+        } else {
+            return None;
+        };
+        Some(TVMFFIAny { type_index: index, small_str_len: 0, value })
+    }
+}
+
+/// New references to a callback's arguments, released when dropped
+/// (NULL entries are slots not filled yet).
+struct ArgRefs<'a>(&'a mut [*mut ffi::PyObject]);
+
+impl Drop for ArgRefs<'_> {
+    fn drop(&mut self) {
+        for &p in self.0.iter() {
+            if !p.is_null() {
+                // SAFETY: our own reference, GIL held (dropped inside the callback
+                // frame); a `__del__` meeting interpreter exit parks.
+                unsafe { exit_park::decref(p) };
+            }
+        }
+    }
+}
+
 /// Call an FFI function with Python arguments, releasing the GIL for the
 /// native part.
 ///
@@ -552,28 +647,42 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
 /// call and settles afterwards whether or not the callee took the handle.
 /// Every conversion that can fail happens before any of this state changes.
 pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-    let mut owned: Vec<OwnedAny> = Vec::with_capacity(args.len());
-    let mut views: Vec<TVMFFIAny> = Vec::with_capacity(args.len());
-    let mut borrowed: Vec<*mut CObject> = Vec::new();
+    // SAFETY: a tuple's items, alive as long as the tuple.
+    let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
+    call_function_args(py, f, items)
+}
+
+/// [`call_function`] on borrowed argument pointers (a vectorcall's array
+/// or a tuple's items), which the caller keeps alive for the call.
+pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+    // Views and which of them we own (released by the guard), inline for
+    // up to 8 arguments.
+    let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
+    let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
-    for a in args.iter() {
-        if let Ok(r) = a.downcast::<crate::RValueRef>() {
-            let target = r.get().target.bind(py).clone();
-            let h = handle_of(&target)?;
-            moved.push((views.len(), target, h));
-            views.push(TVMFFIAny::NONE); // filled in once nothing can fail
-        } else if registry::is_wrapper(&a) {
-            let h = handle_of(&a)?;
+    for &p in args {
+        // SAFETY: the caller keeps every argument alive for the call.
+        let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
+        let a: &Bound<'_, PyAny> = &a;
+        if let Some(v) = plain_value(a) {
+            views.push(v, false);
+        } else if registry::is_wrapper(a) {
+            let h = handle_of(a)?;
             // SAFETY: live handle; the wrapper owns +1 for the whole call.
             let index = unsafe { (*h).type_index };
-            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } });
+            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
             borrowed.push(a.as_ptr() as *mut CObject);
+        } else if let Ok(r) = a.downcast::<crate::RValueRef>() {
+            let target = r.get().target.bind(py).clone();
+            let h = handle_of(&target)?;
+            moved.push((views.views.len(), target, h));
+            views.push(TVMFFIAny::NONE, false); // filled in once nothing can fail
         } else {
-            let v = py_to_any(py, &a)?;
-            views.push(v.0);
-            owned.push(v);
+            let v = py_to_any(py, a)?;
+            views.push(v.into_raw(), true);
         }
     }
+    let borrowed = borrowed.as_slice();
     for (_, target, _) in &moved {
         let o = target.as_ptr() as *mut CObject;
         // SAFETY: RValueRef only holds wrappers (checked at construction).
@@ -590,13 +699,13 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     // SAFETY: GIL held; the wrappers are alive (the tuple holds them) and
     // own +1 on their handles, which stays so until the settling below.
     unsafe {
-        for &b in &borrowed {
+        for &b in borrowed {
             (*b).borrows.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
         for (i, target, h) in &moved {
             tie_state::begin_move(*h, target.as_ptr());
             let slot = ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle);
-            views[*i] = TVMFFIAny {
+            views.views.as_mut_slice()[*i] = TVMFFIAny {
                 type_index: ti::kTVMFFIObjectRValueRef,
                 small_str_len: 0,
                 value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
@@ -606,20 +715,71 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
     let mut result = TVMFFIAny::NONE;
     // The GIL is released only around the native call; callbacks into
     // Python take it back through `py_safe_call`.
-    let call = NativeCall { f, args: views.as_mut_ptr(), n: views.len() as i32, result: &mut result };
+    let slice = views.views.as_mut_slice();
+    let call = NativeCall { f, args: slice.as_mut_ptr(), n: slice.len() as i32, result: &mut result };
     let rc = call.run_without_gil(py);
     // SAFETY: GIL held; pairs with the state changes above.
     unsafe {
         for (_, target, h) in &moved {
             tie_state::end_move(*h, target.as_ptr());
         }
-        for &b in &borrowed {
+        for &b in borrowed {
             (*b).borrows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
         }
     }
-    drop(owned);
+    drop(views);
     check(py, rc)?;
     any_to_py(py, OwnedAny(result))
+}
+
+/// A call's argument views; the ones converted for the call are owned and
+/// released on drop.
+struct ArgViews {
+    views: StackVec<TVMFFIAny, 8>,
+    owned: StackVec<bool, 8>,
+}
+
+impl ArgViews {
+    fn push(&mut self, v: TVMFFIAny, owned: bool) {
+        self.views.push(v);
+        self.owned.push(owned);
+    }
+}
+
+impl Drop for ArgViews {
+    fn drop(&mut self) {
+        for (v, &owned) in self.views.as_slice().iter().zip(self.owned.as_slice()) {
+            if owned {
+                drop(OwnedAny(*v));
+            }
+        }
+    }
+}
+
+/// Owned FFI values for one call, inline for up to 32 (a constructor's
+/// fields), released on drop.
+pub struct OwnedArgs(StackVec<TVMFFIAny, 32>);
+
+impl OwnedArgs {
+    pub fn new() -> Self {
+        OwnedArgs(StackVec::new(TVMFFIAny::NONE))
+    }
+
+    pub fn push(&mut self, v: OwnedAny) {
+        self.0.push(v.into_raw());
+    }
+
+    pub fn as_mut_slice(&mut self) -> &mut [TVMFFIAny] {
+        self.0.as_mut_slice()
+    }
+}
+
+impl Drop for OwnedArgs {
+    fn drop(&mut self) {
+        for v in self.0.as_slice() {
+            drop(OwnedAny(*v));
+        }
+    }
 }
 
 /// A callback's result `x._move()`: the handle moves out of `x` into the

@@ -1,18 +1,34 @@
 //! Reflected fields as Python data descriptors: `a.x` calls the field's
 //! getter and returns through the one return path, so `a.x is a.x`.
+//!
+//! Reads are the hot path of every field access, so the descriptor's
+//! `tp_descr_get` is a plain C slot ([`field_descr_get`]) rather than pyo3's
+//! method trampoline: a wrapper check, the type check against the owner,
+//! then the field read in place when its storage is one of TVM-FFI's
+//! plain layouts (an `Any`, an `int64_t`, an object pointer; see
+//! [`DirectRead`]) or else its getter, then the return path. Anything unusual (a non-wrapper, a moved
+//! object, a foreign type) falls to the pyo3 `__get__`, which raises the
+//! error. Python subclasses (`tether.dataclasses.FieldProperty`, which adds
+//! the frozen check and value conversion on writes) get the same slot
+//! through [`install_field_get`], since CPython would otherwise give them
+//! the `__get__` wrapper's pyo3 function.
 
 use std::ffi::c_void;
 
 use pyo3::exceptions::{PyAttributeError, PyTypeError};
+use pyo3::ffi;
 use pyo3::prelude::*;
-use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIFieldSetter};
+use pyo3::types::{PyDict, PyTuple, PyType};
+use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIFieldSetter, TVMFFIObject};
 use tether_sys::*;
 
 use crate::convert::{self, handle_of, OwnedAny};
+use crate::binding::{Binding, TAGS};
 use crate::registry;
+use crate::tie_state::CObject;
 
 /// One reflected field of one FFI type.
-#[pyclass(module = "tether._ffi", frozen)]
+#[pyclass(module = "tether._ffi", frozen, subclass)]
 pub struct FieldDescriptor {
     info: *const TVMFFIFieldInfo,
     /// The type that declares the field; objects must be of it or derive from it.
@@ -21,6 +37,92 @@ pub struct FieldDescriptor {
     name: String,
     #[pyo3(get)]
     owner: String,
+    /// How reads may skip the getter (see [`DirectRead`]).
+    direct: DirectRead,
+}
+
+/// Field storage a read can use in place, without calling the getter:
+/// TVM-FFI's reflection stores an `Any` field as a 16-byte `TVMFFIAny`,
+/// an `int64_t` as 8 bytes and an object reference as the object pointer
+/// (NULL for None). Strings and bytes, other layouts and fields without a
+/// getter go through the getter path.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum DirectRead {
+    Getter,
+    Any,
+    Int,
+    Object,
+}
+
+impl DirectRead {
+    fn of(info: &TVMFFIFieldInfo) -> Self {
+        if info.getter.is_none() {
+            return DirectRead::Getter; // unreadable: the slow path raises
+        }
+        match (info.field_static_type_index, info.size) {
+            (ti::kTVMFFIAny, 16) => DirectRead::Any,
+            (ti::kTVMFFIInt, 8) => DirectRead::Int,
+            (ti::kTVMFFIStr | ti::kTVMFFIBytes, _) => DirectRead::Getter,
+            (t, 8) if t >= ti::kTVMFFIStaticObjectBegin => DirectRead::Object,
+            _ => DirectRead::Getter,
+        }
+    }
+}
+
+/// The wrapper for the object `h` stored in a field (borrowed from it).
+///
+/// # Safety
+/// GIL held; `h` a live object kept alive by the field for the call.
+unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResult<PyObject> {
+    // SAFETY: per the caller.
+    unsafe {
+        // With the GIL, an Active binding names a live wrapper that owns
+        // +1 on `h`: hand it out without touching the FFI reference count.
+        // (Free-threaded builds take the one return path, which does the
+        // locking.)
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let cur = Binding::of(h).load();
+            if cur != 0 && cur & TAGS == 0 {
+                return Ok(Py::from_borrowed_ptr(py, cur as *mut ffi::PyObject));
+            }
+        }
+        TVMFFIObjectIncRef(h as *mut c_void);
+        convert::any_to_py(py, OwnedAny::from_handle(h))
+    }
+}
+
+/// Read a field in place (a `direct` other than `Getter`).
+///
+/// # Safety
+/// GIL held; `addr` is the field's address in a live object of its type.
+unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> PyResult<PyObject> {
+    // SAFETY: per the caller; the storage is as `DirectRead::of` found it.
+    unsafe {
+        match direct {
+            DirectRead::Int => Ok((*(addr as *const i64)).into_pyobject(py)?.into_any().unbind()),
+            DirectRead::Object => {
+                let h = *(addr as *const *mut TVMFFIObject);
+                if h.is_null() {
+                    Ok(py.None())
+                } else {
+                    object_to_py(py, h)
+                }
+            }
+            _ => {
+                let v = &*(addr as *const TVMFFIAny);
+                if v.type_index >= ti::kTVMFFIStaticObjectBegin
+                    && v.type_index != ti::kTVMFFIStr
+                    && v.type_index != ti::kTVMFFIBytes
+                    && !v.value.v_obj.is_null()
+                {
+                    object_to_py(py, v.value.v_obj)
+                } else {
+                    convert::view_to_py(py, v)
+                }
+            }
+        }
+    }
 }
 
 // SAFETY: field infos live in the type registry for the whole process.
@@ -34,7 +136,9 @@ impl FieldDescriptor {
     pub unsafe fn new(info: *const TVMFFIFieldInfo, owner_index: i32, owner: String) -> Self {
         // SAFETY: per the caller.
         let name = unsafe { registry::bytes_to_string(&(*info).name) };
-        FieldDescriptor { info, owner_index, name, owner }
+        // SAFETY: per the caller.
+        let direct = DirectRead::of(unsafe { &*info });
+        FieldDescriptor { info, owner_index, name, owner, direct }
     }
 
     fn info(&self) -> &TVMFFIFieldInfo {
@@ -68,8 +172,102 @@ impl FieldDescriptor {
     }
 }
 
+/// `tp_descr_get` of field descriptors: the read path without a Python
+/// or pyo3 frame.
+///
+/// # Safety
+/// Called by CPython with the GIL held; `desc` is a `FieldDescriptor` (or a
+/// subclass instance), `obj` NULL or a live object.
+unsafe extern "C" fn field_descr_get(
+    desc: *mut ffi::PyObject,
+    obj: *mut ffi::PyObject,
+    owner: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    unsafe {
+        if obj.is_null() || obj == ffi::Py_None() {
+            ffi::Py_INCREF(desc);
+            return desc;
+        }
+        let py = Python::assume_gil_acquired();
+        let this = Bound::from_borrowed_ptr(py, desc).downcast_into_unchecked::<FieldDescriptor>();
+        let d = this.get();
+        let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
+            !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
+        });
+        let result = match (fast, d.info().getter) {
+            (Some(h), _) if d.direct != DirectRead::Getter => {
+                // SAFETY: as below: the field is inside the checked object.
+                read_direct(py, d.direct, (h as *mut u8).add(d.info().offset as usize))
+            }
+            (Some(h), Some(getter)) => {
+                let mut out = TVMFFIAny::NONE;
+                // SAFETY: the field belongs to the object's type (checked), so
+                // its offset is inside the object; the wrapper owns +1 on `h`.
+                if getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out) != 0 {
+                    Err(convert::take_ffi_error(py))
+                } else {
+                    convert::any_to_py(py, OwnedAny(out))
+                }
+            }
+            _ => {
+                // The slow path raises the precise error.
+                let obj = Bound::from_borrowed_ptr(py, obj);
+                let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
+                FieldDescriptor::__get__(&this, Some(&obj), owner.as_ref())
+            }
+        };
+        match result {
+            Ok(v) => v.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                std::ptr::null_mut()
+            }
+        }
+    }
+}
+
+/// Give `cls` (FieldDescriptor or a Python subclass not defining
+/// `__get__`) the native read slot.
+pub fn install_field_get(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    let py = cls.py();
+    if !cls.is_subclass_of::<FieldDescriptor>()? {
+        return Err(PyTypeError::new_err(format!("{} is not a field descriptor class", cls.name()?)));
+    }
+    let own_get = cls.getattr(pyo3::intern!(py, "__dict__"))?.contains("__get__")?;
+    if own_get && !cls.is(&py.get_type::<FieldDescriptor>()) {
+        return Err(PyTypeError::new_err(format!("{} defines its own __get__", cls.name()?)));
+    }
+    // SAFETY: replacing one slot of a heap type with a function of the
+    // same signature and behaviour (the pyo3 `__get__` stays reachable by
+    // name); PyType_Modified drops cached lookups.
+    unsafe {
+        let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
+        (*tp).tp_descr_get = Some(field_descr_get);
+        ffi::PyType_Modified(tp);
+    }
+    Ok(())
+}
+
 #[pymethods]
 impl FieldDescriptor {
+    /// Python subclasses are built from a core descriptor (their first
+    /// arguments: a name, then the descriptor); further arguments are the
+    /// subclass's own (its `__init__` takes them).
+    #[new]
+    #[pyo3(signature = (*args, **_kwargs))]
+    fn py_new(args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let core = args.get_item(1).map_err(|_| PyTypeError::new_err("a field descriptor needs (name, core descriptor, ...)"))?;
+        let core = core.downcast::<FieldDescriptor>()?.get();
+        Ok(FieldDescriptor {
+            info: core.info,
+            owner_index: core.owner_index,
+            name: core.name.clone(),
+            owner: core.owner.clone(),
+            direct: core.direct,
+        })
+    }
+
     fn __get__(slf: &Bound<'_, Self>, obj: Option<&Bound<'_, PyAny>>, _owner: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
         let py = slf.py();
         let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(slf.clone().into_any().unbind()) };

@@ -22,7 +22,8 @@ use std::sync::Mutex;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::sync::GILOnceCell;
+use pyo3::types::{PyTuple, PyType};
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIObject};
 use tether_sys::dlpack::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use tether_sys::*;
@@ -98,19 +99,35 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
             return adopt_versioned(py, managed, align, contiguous);
         }
     }
-    let Ok(method) = obj.getattr("__dlpack__") else {
+    let name = pyo3::intern!(py, "__dlpack__");
+    if !convert::type_has_attr(obj, name) && !obj.hasattr(name)? {
         return Err(PyTypeError::new_err(format!(
             "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
             convert::type_name(obj)
         )));
+    }
+    // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
+    // names and the version made once: no kwargs dict per call.
+    static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
+    let (kwnames, version) = KW.get_or_try_init(py, || -> PyResult<_> {
+        Ok((PyTuple::new(py, ["max_version"])?.unbind(), PyTuple::new(py, [1, 3])?.unbind()))
+    })?;
+    let argv = [obj.as_ptr(), version.as_ptr()];
+    // SAFETY: a live receiver and argument, the keyword-name tuple matching
+    // the one keyword argument; a new reference or NULL with an exception.
+    let raw = unsafe {
+        ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.as_ptr())
     };
-    let kwargs = PyDict::new(py);
-    kwargs.set_item("max_version", (1, 3))?;
-    let capsule = match crate::exit_park::call_py(&method, (), Some(&kwargs)) {
-        Ok(c) => c,
+    let capsule = if raw.is_null() {
+        let e = PyErr::fetch(py);
         // Producers older than DLPack 1.0 do not take max_version.
-        Err(e) if e.is_instance_of::<PyTypeError>(py) => crate::exit_park::call_py(&method, (), None)?,
-        Err(e) => return Err(e),
+        if !e.is_instance_of::<PyTypeError>(py) {
+            return Err(e);
+        }
+        obj.call_method0(name)?
+    } else {
+        // SAFETY: a new reference.
+        unsafe { Bound::from_owned_ptr(py, raw) }
     };
     from_capsule(py, &capsule, align, contiguous)
 }

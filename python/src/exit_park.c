@@ -54,6 +54,14 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
   return r;
 }
 
+PyObject *tether_park_vectorcall(PyObject *callable, PyObject *const *args, size_t nargs) {
+  PyObject *r;
+  PARK_BEGIN;
+  r = PyObject_Vectorcall(callable, args, nargs, NULL);
+  PARK_END;
+  return r;
+}
+
 void tether_park_decref(PyObject *o) {
   PARK_BEGIN;
   Py_DECREF(o);

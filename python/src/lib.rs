@@ -12,6 +12,7 @@
 //! `CObject` layout; handles they pass to the C ABI are live because the
 //! wrapper owns +1 on them while the call runs.
 
+mod arg_buffer;
 mod binding;
 mod convert;
 mod descriptor;
@@ -21,6 +22,7 @@ mod handle_pin;
 mod nested;
 mod py_allocator;
 mod registry;
+mod seq_index;
 mod side_table;
 mod tie_state;
 mod tying_lock;
@@ -105,24 +107,71 @@ fn install_slots(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
     Ok(())
 }
 
-/// `tp_call` of `tether.Function`: call the native function directly,
-/// without a Python-level `__call__` frame.
-unsafe extern "C" fn function_tp_call(
-    callable: *mut ffi::PyObject,
-    args: *mut ffi::PyObject,
-    kwargs: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls tp_call with the GIL held and valid objects.
-    let py = unsafe { Python::assume_gil_acquired() };
+/// The layout of `tether.Function` wrappers: a wrapper plus the
+/// vectorcall entry CPython calls them through (`tp_vectorcall_offset`).
+/// The entry starts NULL (fresh and revived wrappers are zeroed past the
+/// object header), which makes CPython use `tp_call`; `tp_call` sets it,
+/// so later calls take the vectorcall path with no argument tuple.
+#[repr(C)]
+struct FunctionObject {
+    base: CObject,
+    vectorcall: Option<ffi::vectorcallfunc>,
+}
+
+/// The native base of `tether.Function`, with the [`FunctionObject`] layout.
+fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<Py<PyType>> {
+    let mut members = [
+        ffi::PyMemberDef {
+            name: c"__vectorcalloffset__".as_ptr(),
+            type_code: ffi::Py_T_PYSSIZET,
+            offset: std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t,
+            flags: ffi::Py_READONLY,
+            doc: ptr::null(),
+        },
+        ffi::PyMemberDef::default(),
+    ];
+    let mut slots = [
+        ffi::PyType_Slot { slot: ffi::Py_tp_call, pfunc: function_tp_call as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
+        ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
+        ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
+    ];
+    let mut spec = ffi::PyType_Spec {
+        name: c"tether._ffi.FunctionBase".as_ptr(),
+        basicsize: std::mem::size_of::<FunctionObject>() as i32,
+        itemsize: 0,
+        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_GC | ffi::Py_TPFLAGS_HAVE_VECTORCALL)
+            as u32,
+        slots: slots.as_mut_ptr(),
+    };
+    // SAFETY: a valid spec and base; the result is a new reference or NULL.
+    let t = unsafe { ffi::PyType_FromSpecWithBases(&mut spec, base.as_ptr()) };
+    if t.is_null() {
+        return Err(PyErr::fetch(py));
+    }
+    // SAFETY: a new reference to a type object, whose instances have the
+    // CObject layout: give it the tying slots.
+    unsafe {
+        tie_state::install_slots(t as *mut ffi::PyTypeObject);
+        Ok(Bound::from_owned_ptr(py, t).downcast_into_unchecked::<PyType>().unbind())
+    }
+}
+
+/// Call a Function wrapper's native function with borrowed arguments.
+///
+/// # Safety
+/// GIL held; `callable` is a live Function wrapper (the type checks below
+/// confirm it is a wrapper of an ffi.Function), `args` live objects.
+unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    let f = unsafe { Bound::from_borrowed_ptr(py, callable) };
     let result = (|| -> PyResult<PyObject> {
-        // SAFETY: kwargs is NULL or a dict, per the tp_call protocol.
-        if !kwargs.is_null() && unsafe { ffi::PyDict_Size(kwargs) } > 0 {
-            return Err(PyTypeError::new_err("FFI functions take positional arguments only"));
+        let h = handle_of(wrapper(&f)?)?;
+        // SAFETY: live handle.
+        if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+            return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(&f))));
         }
-        // SAFETY: borrowed references for the duration of the call.
-        let f = unsafe { Bound::from_borrowed_ptr(py, callable) };
-        let args = unsafe { Bound::from_borrowed_ptr(py, args).downcast_into_unchecked::<PyTuple>() };
-        call(py, &f, &args)
+        convert::call_function_args(py, h, args)
     })();
     match result {
         Ok(v) => v.into_ptr(),
@@ -133,19 +182,92 @@ unsafe extern "C" fn function_tp_call(
     }
 }
 
-/// Make instances of `cls` (tether.Function and its subclasses) callable natively.
+/// The vectorcall entry of `tether.Function` wrappers.
+unsafe extern "C" fn function_vectorcall(
+    callable: *mut ffi::PyObject,
+    args: *const *mut ffi::PyObject,
+    nargsf: usize,
+    kwnames: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls vectorcall with the GIL held and valid objects.
+    unsafe {
+        let py = Python::assume_gil_acquired();
+        if !kwnames.is_null() && ffi::PyTuple_GET_SIZE(kwnames) > 0 {
+            PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
+            return ptr::null_mut();
+        }
+        let n = ffi::PyVectorcall_NARGS(nargsf) as usize;
+        let args = if n == 0 { &[][..] } else { std::slice::from_raw_parts(args, n) };
+        call_native(py, callable, args)
+    }
+}
+
+/// `tp_call` of `tether.Function`: call the native function directly,
+/// without a Python-level `__call__` frame; on instances with the
+/// [`FunctionObject`] layout it also arms the vectorcall entry.
+unsafe extern "C" fn function_tp_call(
+    callable: *mut ffi::PyObject,
+    args: *mut ffi::PyObject,
+    kwargs: *mut ffi::PyObject,
+) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls tp_call with the GIL held and valid objects.
+    unsafe {
+        let py = Python::assume_gil_acquired();
+        // kwargs is NULL or a dict, per the tp_call protocol.
+        if !kwargs.is_null() && ffi::PyDict_Size(kwargs) > 0 {
+            PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
+            return ptr::null_mut();
+        }
+        let tp = ffi::Py_TYPE(callable);
+        if (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_VECTORCALL != 0
+            && (*tp).tp_vectorcall_offset == std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
+            && ffi::PyType_IsSubtype(tp, FUNCTION_BASE.get(py).expect("module initialised").as_ptr() as *mut ffi::PyTypeObject) != 0
+        {
+            (*(callable as *mut FunctionObject)).vectorcall = Some(function_vectorcall);
+        }
+        let items = std::slice::from_raw_parts(
+            (*(args as *mut ffi::PyTupleObject)).ob_item.as_ptr(),
+            ffi::PyTuple_GET_SIZE(args) as usize,
+        );
+        call_native(py, callable, items)
+    }
+}
+
+static FUNCTION_BASE: pyo3::sync::GILOnceCell<Py<PyType>> = pyo3::sync::GILOnceCell::new();
+
+/// Make instances of `cls` (tether.Function and its subclasses) callable
+/// natively; subclasses of `FunctionBase` also by vectorcall.
 #[pyfunction]
 fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
     if !cls.is_subclass(registry::base(py))? {
         return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
     }
-    // SAFETY: setting tp_call on a heap type right after its creation.
+    let vectorcall = cls.is_subclass(FUNCTION_BASE.get(py).expect("module initialised").bind(py))?;
+    // SAFETY: setting tp_call (and, for the FunctionObject layout, the
+    // vectorcall flag CPython 3.11 does not inherit on heap types) on a
+    // heap type right after its creation.
     unsafe {
         let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
         (*tp).tp_call = Some(function_tp_call);
+        if vectorcall {
+            (*tp).tp_vectorcall_offset = std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t;
+            (*tp).tp_flags |= ffi::Py_TPFLAGS_HAVE_VECTORCALL;
+        }
         ffi::PyType_Modified(tp);
     }
     Ok(())
+}
+
+/// Give a field descriptor class the native read slot.
+#[pyfunction]
+fn install_field_get(cls: &Bound<'_, PyType>) -> PyResult<()> {
+    descriptor::install_field_get(cls)
+}
+
+/// Give an Array or List wrapper class the native `a[i]`.
+#[pyfunction]
+fn install_seq_getitem(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
+    seq_index::install(py, cls)
 }
 
 #[pyfunction]
@@ -397,12 +519,15 @@ fn construct(py: Python<'_>, obj: &Bound<'_, PyAny>, init: &Bound<'_, PyAny>, va
         return Err(PyValueError::new_err(format!("{} object is already initialised", convert::type_name(obj))));
     }
     let f = handle_of(wrapper(init)?)?;
-    let mut owned: Vec<OwnedAny> = values.iter().map(|v| convert::py_to_any(py, &v)).collect::<PyResult<_>>()?;
-    let mut raw: Vec<TVMFFIAny> = owned.iter().map(|a| a.0).collect();
+    let mut args = convert::OwnedArgs::new();
+    for v in values.iter() {
+        args.push(convert::py_to_any(py, &v)?);
+    }
+    let raw = args.as_mut_slice();
     let mut result = TVMFFIAny::NONE;
-    // SAFETY: `owned` keeps the arguments alive.
+    // SAFETY: `args` keeps the arguments alive.
     let rc = unsafe { TVMFFIFunctionCall(f as *mut c_void, raw.as_mut_ptr(), raw.len() as i32, &mut result) };
-    owned.clear();
+    drop(args);
     if rc != 0 {
         return Err(convert::take_ffi_error(py));
     }
@@ -546,10 +671,16 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_allocator::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
     let base = make_base_type(py)?;
     m.add("CObject", base.bind(py))?;
+    let function_base = make_function_base(py, base.bind(py))?;
+    m.add("FunctionBase", function_base.bind(py))?;
+    let _ = FUNCTION_BASE.set(py, function_base);
     registry::set_base(py, base);
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
     m.add_class::<descriptor::FieldDescriptor>()?;
+    descriptor::install_field_get(&py.get_type::<descriptor::FieldDescriptor>())?;
+    m.add_function(wrap_pyfunction!(install_field_get, m)?)?;
+    m.add_function(wrap_pyfunction!(install_seq_getitem, m)?)?;
     m.add_class::<convert::OpaquePtrValue>()?;
     m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(error_new, m)?)?;

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -18,13 +19,27 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
 use tether_sys::*;
 
+/// The class table: type index -> wrapper class, read on every object
+/// returned to Python, so reads take no lock. It is two-level: a fixed
+/// directory of chunk pointers, each chunk a leaked array of class
+/// pointers, created on first registration in its range and never freed.
+/// Registration (rare) is serialised by `CLASSES_WRITE`; a reader sees a
+/// chunk and an entry either before or after a registration, both valid
+/// classes kept alive forever. Indices past the directory's range use the
+/// locked overflow map.
+const CHUNK: usize = 1024;
+const CHUNKS: usize = 64;
+type Chunk = [AtomicPtr<ffi::PyTypeObject>; CHUNK];
+static CLASS_CHUNKS: [AtomicPtr<Chunk>; CHUNKS] = [const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNKS];
+static CLASSES_WRITE: Mutex<()> = Mutex::new(());
+
 /// A type pointer stored across threads; the registry holds a reference.
 #[derive(Clone, Copy)]
 struct TypePtr(*mut ffi::PyTypeObject);
-// SAFETY: used only with the GIL held; the pointee is kept alive forever.
+// SAFETY: the pointee is kept alive forever and only used with the GIL held.
 unsafe impl Send for TypePtr {}
+static CLASS_OVERFLOW: Mutex<Option<HashMap<i32, TypePtr>>> = Mutex::new(None);
 
-static CLASSES: Mutex<Vec<Option<TypePtr>>> = Mutex::new(Vec::new());
 static FACTORY: GILOnceCell<PyObject> = GILOnceCell::new();
 static BASE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
 
@@ -49,6 +64,15 @@ pub fn is_wrapper(obj: &Bound<'_, PyAny>) -> bool {
     unsafe { ffi::PyObject_TypeCheck(obj.as_ptr(), base(obj.py()).as_ptr() as *mut ffi::PyTypeObject) != 0 }
 }
 
+/// [`is_wrapper`] on a raw object pointer.
+///
+/// # Safety
+/// `obj` is a live object; GIL held.
+pub unsafe fn is_wrapper_ptr(py: Python<'_>, obj: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller.
+    unsafe { ffi::PyObject_TypeCheck(obj, base(py).as_ptr() as *mut ffi::PyTypeObject) != 0 }
+}
+
 pub fn set_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
     FACTORY.set(py, f).map_err(|_| PyValueError::new_err("class factory already set"))
 }
@@ -62,17 +86,35 @@ pub fn register(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyR
         return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
     }
     let p = cls.clone().unbind().into_ptr() as *mut ffi::PyTypeObject; // kept forever
-    let mut c = CLASSES.lock().unwrap();
+    let _guard = CLASSES_WRITE.lock().unwrap();
     let i = type_index as usize;
-    if c.len() <= i {
-        c.resize(i + 1, None);
+    let Some(dir) = CLASS_CHUNKS.get(i / CHUNK) else {
+        CLASS_OVERFLOW.lock().unwrap().get_or_insert_with(HashMap::new).insert(type_index, TypePtr(p));
+        return Ok(());
+    };
+    let mut chunk = dir.load(Ordering::Acquire);
+    if chunk.is_null() {
+        let fresh: Box<Chunk> = Box::new([const { AtomicPtr::new(std::ptr::null_mut()) }; CHUNK]);
+        chunk = Box::into_raw(fresh); // leaked: readers may hold it at any time
+        dir.store(chunk, Ordering::Release);
     }
-    c[i] = Some(TypePtr(p));
+    // SAFETY: chunks are never freed.
+    unsafe { (*chunk)[i % CHUNK].store(p, Ordering::Release) };
     Ok(())
 }
 
 fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
-    CLASSES.lock().unwrap().get(type_index as usize).copied().flatten().map(|t| t.0)
+    let i = usize::try_from(type_index).ok()?;
+    let Some(dir) = CLASS_CHUNKS.get(i / CHUNK) else {
+        return CLASS_OVERFLOW.lock().unwrap().as_ref()?.get(&type_index).map(|t| t.0);
+    };
+    let chunk = dir.load(Ordering::Acquire);
+    if chunk.is_null() {
+        return None;
+    }
+    // SAFETY: chunks are never freed.
+    let p = unsafe { (*chunk)[i % CHUNK].load(Ordering::Acquire) };
+    (!p.is_null()).then_some(p)
 }
 
 /// The class for a type index, asking the factory when none is registered.

@@ -10,6 +10,7 @@ canonical wrapper of their native object (``a[0] is a[0]``).
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import operator
 from typing import Iterable
@@ -65,10 +66,21 @@ class _Sequence(Object):
     def __len__(self) -> int:
         return _ffi.call(_builtin(self._size_fn), self)
 
-    def __getitem__(self, i):
+    def _getitem_py(self, i):
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         return _ffi.call(_builtin(self._getitem_fn), self, self._normalize(_index(i), len(self)))
+
+    # ``a[i]`` is the classes' native subscript slot (installed for every
+    # subclass): int indices are read natively, other keys come back to
+    # ``_getitem_py``. ``__getitem__`` itself must not be a Python function:
+    # CPython would then call it directly from ``a[i]``, bypassing the slot.
+    __getitem__ = functools.partialmethod(operator.getitem)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "__getitem__" not in cls.__dict__:
+            _ffi.install_seq_getitem(cls)
 
     def __contains__(self, value) -> bool:
         if isinstance(value, (list, tuple)) and not isinstance(value, Object):

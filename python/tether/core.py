@@ -287,9 +287,10 @@ def register_object(type_key: Optional[str] = None, *, init: bool = True):
     return register
 
 
-class Function(Object):
+class Function(_ffi.FunctionBase, Object):
     """An FFI function; calling it calls the native code (positional
-    arguments; ``x._move()`` passes ``x`` by move)."""
+    arguments; ``x._move()`` passes ``x`` by move). ``FunctionBase`` gives
+    the wrappers their vectorcall entry (calls without an argument tuple)."""
 
     __slots__ = ()
 

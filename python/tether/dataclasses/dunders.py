@@ -70,16 +70,32 @@ def _make_init(cls: type, all_fields: list, ffi_init: Any, py_class_mode: bool) 
         except TypeError as e:
             raise TypeError(f"{type_key}.__ffi_init__() field '{name}':\n  {e}") from None
 
+    # Per positional field: None when its conversion is the identity for
+    # every value, else (exact types it leaves unchanged, field name).
+    def _plan(f: Any) -> Any:
+        prop = props.get(f.name)
+        ft = getattr(prop, "field_type", MISSING)
+        if ft is None or (ft is not MISSING and getattr(ft, "_check", MISSING) is None):
+            return None
+        return (getattr(ft, "identity_types", frozenset()), f.name)
+
+    plans = tuple(_plan(f) for f in positional)
+    n_positional = len(positional)
+    chandle = _ffi.chandle
+
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if py_class_mode:
-            if self.__chandle__() != 0:
+            if chandle(self) != 0:
                 return  # super().__init__() after the object exists
         elif own_info != type(self).__tether_type_index__:
             raise TypeError(
                 f"Calling `super().__init__()` is not supported for @c_class `{cls.__name__}`. Use @py_class "
                 f"for inheritance with manual __init__, or define `{type(self).__name__}` with init=True.")
-        values = [convert(f.name, v) if i < len(positional) else v
-                  for i, (f, v) in enumerate(zip(positional + [None] * len(args), args))]
+        values = list(args)
+        for i in range(min(len(values), n_positional)):
+            plan = plans[i]
+            if plan is not None and type(values[i]) not in plan[0]:
+                values[i] = convert(plan[1], values[i])
         if kwargs:
             values.append(kwargs_object())
             for key, value in kwargs.items():

@@ -1,5 +1,6 @@
-"""The class attribute of a dataclass field: reads go to the core's field
-descriptor (so ``a.x is a.x`` and revival keep working), writes convert the
+"""The class attribute of a dataclass field: reads are the core's field
+descriptor's native read slot (so ``a.x is a.x`` and revival keep working,
+without a Python frame per read), writes convert the
 value first and refuse frozen fields as TVM-FFI does (``property of 'P'
 object has no setter``); ``type(obj).x.set(obj, v)`` writes even a frozen
 field, TVM-FFI's escape hatch."""
@@ -8,12 +9,13 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+from .. import _ffi
 from .field_types import FieldType
 
 __all__ = ["FieldProperty"]
 
 
-class FieldProperty:
+class FieldProperty(_ffi.FieldDescriptor):
     __slots__ = ("name", "core", "field_type", "frozen", "field", "__doc__")
 
     def __init__(self, name: str, core_descriptor: Any, field_type: Optional[FieldType], frozen: bool,
@@ -24,11 +26,6 @@ class FieldProperty:
         self.frozen = frozen
         self.field = field
         self.__doc__ = doc
-
-    def __get__(self, obj: Any, owner: Any = None) -> Any:
-        if obj is None:
-            return self
-        return self.core.__get__(obj, owner)
 
     def __set__(self, obj: Any, value: Any) -> None:
         if self.frozen:
@@ -47,3 +44,8 @@ class FieldProperty:
 
     def __repr__(self) -> str:
         return f"<field {self.name}{' (frozen)' if self.frozen else ''}>"
+
+
+# Reads stay native: the subclass gets the base's C read slot (it defines
+# no __get__ of its own).
+_ffi.install_field_get(FieldProperty)

@@ -41,16 +41,19 @@ def type_name(value: Any) -> str:
 class FieldType:
     """How one field stores and checks its values."""
 
-    __slots__ = ("kind", "kind_index", "describe", "_check", "schema")
+    __slots__ = ("kind", "kind_index", "describe", "_check", "schema", "identity_types")
 
     def __init__(self, kind: str, describe: str, check: Optional[Callable[[Any], Any]], kind_index: int = -1,
-                 schema: Any = None):
+                 schema: Any = None, identity_types: frozenset = frozenset()):
         self.kind = kind
         self.kind_index = kind_index
         self.describe = describe
         self._check = check
         # The annotation as written (resolved), kept for a schema converter.
         self.schema = schema
+        # Exact types whose values ``convert`` returns unchanged: constructors
+        # skip the call for them.
+        self.identity_types = identity_types
 
     def convert(self, value: Any) -> Any:
         """``value`` as the field stores it, or TypeError."""
@@ -181,13 +184,15 @@ def field_type_of(tp: Any, self_cls: Any = None) -> FieldType:
 
         return FieldType("any", describe, check_union, schema=tp)
     if tp is bool:
-        return FieldType("bool", "bool", _expect("bool", _is_bool), schema=tp)
+        return FieldType("bool", "bool", _expect("bool", _is_bool), schema=tp, identity_types=frozenset((bool, int)))
     if tp is int:
-        return FieldType("int", "int", _expect("int", _is_int), schema=tp)
+        return FieldType("int", "int", _expect("int", _is_int), schema=tp, identity_types=frozenset((int, bool)))
     if tp is float:
-        return FieldType("float", "float", _expect("float", _is_float), schema=tp)
+        return FieldType("float", "float", _expect("float", _is_float), schema=tp,
+                         identity_types=frozenset((float, int, bool)))
     if tp is str:
-        return FieldType("str", "str", _expect("str", lambda v: isinstance(v, str)), schema=tp)
+        return FieldType("str", "str", _expect("str", lambda v: isinstance(v, str)), schema=tp,
+                         identity_types=frozenset((str,)))
     if tp is bytes:
         return FieldType("any", "bytes", _expect("bytes", lambda v: isinstance(v, (bytes, bytearray))), schema=tp)
     if self_cls is not None and tp is self_cls:

@@ -1,0 +1,56 @@
+//! A small buffer for per-call values (argument views, borrowed wrappers):
+//! inline storage for the common arities, a heap vector only past them, so
+//! a call with a few arguments allocates nothing.
+
+/// Up to `N` values inline, more on the heap.
+pub struct StackVec<T: Copy, const N: usize> {
+    inline: [T; N],
+    len: usize,
+    spill: Vec<T>,
+}
+
+impl<T: Copy, const N: usize> StackVec<T, N> {
+    /// An empty buffer; `fill` initialises the inline slots (never read
+    /// before being pushed over).
+    #[inline]
+    pub fn new(fill: T) -> Self {
+        StackVec { inline: [fill; N], len: 0, spill: Vec::new() }
+    }
+
+    #[inline]
+    pub fn push(&mut self, v: T) {
+        if self.len < N {
+            self.inline[self.len] = v;
+        } else {
+            if self.len == N {
+                self.spill.reserve(N * 2);
+                self.spill.extend_from_slice(&self.inline);
+            }
+            self.spill.push(v);
+        }
+        self.len += 1;
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        if self.len <= N {
+            &mut self.inline[..self.len]
+        } else {
+            &mut self.spill[..]
+        }
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        if self.len <= N {
+            &self.inline[..self.len]
+        } else {
+            &self.spill[..]
+        }
+    }
+}

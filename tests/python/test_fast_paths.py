@@ -1,0 +1,188 @@
+"""The native fast paths behave as the general ones they shortcut.
+
+Field reads (the descriptors' C read slot, in-place reads of Any, int and
+object fields), ``a[i]`` on Arrays and Lists (the native subscript slot),
+calls and callbacks with their arguments in inline buffers (up to 8, more
+spilling to the heap), and constructors skipping identity conversions:
+each is checked on the values, identities and errors the slow path gives.
+"""
+
+from typing import Any, Optional
+
+import numpy
+import pytest
+
+import tether
+from tether.dataclasses import Object, py_class
+from tether.dataclasses.field_property import FieldProperty
+
+echo = tether.get_global_func("testing.echo")
+apply_n = tether.get_global_func("testing.apply_n")
+
+
+@py_class("tests.fast.Leaf")
+class Leaf(Object):
+    v: int = 0
+
+
+@py_class("tests.fast.Node")
+class Node(Object):
+    i: int = 0
+    f: float = 0.0
+    s: str = ""
+    b: bool = False
+    a: Any = None
+    leaf: Optional[Leaf] = None
+
+
+@py_class("tests.fast.Derived")
+class Derived(Node):
+    extra: int = 7
+
+
+def test_field_reads_return_each_kind_of_value():
+    leaf = Leaf(3)
+    n = Node(-5, 2.5, "text that is longer than a small string", True, leaf, leaf)
+    assert (n.i, n.f, n.s, n.b) == (-5, 2.5, "text that is longer than a small string", True)
+    assert n.a is leaf and n.leaf is leaf and n.a is n.leaf
+    for value in (None, 1 << 40, 1.5, "s", b"bytes", [1, 2], leaf):
+        n.a = value
+        got = n.a
+        if isinstance(value, list):
+            assert list(got) == value
+        else:
+            assert got == value or got is value
+    n.leaf = None
+    assert n.leaf is None
+
+
+def test_field_read_revives_a_dead_wrapper_with_the_same_value():
+    n = Node(leaf=Leaf(11))
+    first = n.leaf
+    handle = first.__chandle__()
+    del first  # the canonical wrapper dies; the next read revives or rebuilds it
+    again = n.leaf
+    assert again.v == 11 and again.__chandle__() == handle and n.leaf is again
+
+
+def test_inherited_field_reads_on_a_subclass_instance():
+    d = Derived(1, leaf=Leaf(2))
+    assert d.i == 1 and d.leaf.v == 2 and d.extra == 7
+
+
+def test_field_descriptor_errors_come_from_the_slow_path():
+    prop = Node.__dict__["i"]
+    assert isinstance(prop, FieldProperty) and prop.__get__(None, Node) is prop
+    with pytest.raises(TypeError, match="read on a"):
+        prop.__get__(object(), Node)
+    with pytest.raises(TypeError, match="belongs to"):
+        prop.__get__(Leaf(1), Leaf)
+    moved = Node(4)
+    echo(moved._move())
+    with pytest.raises(ValueError, match="no handle"):
+        moved.i
+
+
+def test_frozen_fields_still_refuse_writes_and_convert_values():
+    @py_class("tests.fast.Frozen", frozen=True)
+    class Frozen(Object):
+        x: int = 0
+
+    f = Frozen(2)
+    assert f.x == 2
+    with pytest.raises(AttributeError, match="has no setter"):
+        f.x = 3
+    with pytest.raises(TypeError):
+        Node(i="not an int")
+    with pytest.raises(TypeError):
+        Node().i = "not an int"
+
+
+def test_constructor_identity_skip_keeps_values_and_subclass_conversions():
+    class MyInt(int):
+        pass
+
+    n = Node(True, 3, "s", 1)
+    assert n.i == 1 and n.f == 3.0 and isinstance(n.f, float) and n.b is True
+    m = Node(MyInt(9))
+    assert m.i == 9
+    with pytest.raises(TypeError, match="field 'f'"):
+        Node(1, "x")
+
+
+@pytest.mark.parametrize("make", [tether.Array, tether.List])
+def test_sequence_indexing(make):
+    items = [Leaf(i) for i in range(5)]
+    seq = make(items + [7, "x"])
+    assert seq[0] is items[0] and seq[-3] is items[4] and seq[5] == 7 and seq[6] == "x"
+    assert seq[numpy.int64(1)] is items[1]
+    assert [x.v for x in seq[1:3]] == [1, 2] and seq.__getitem__(-1) == "x"
+    for bad in (7, -8, 1 << 70):
+        with pytest.raises(IndexError):
+            seq[bad]
+    with pytest.raises(IndexError, match=r"Index out of range. size: 7, got index 7"):
+        seq[7]
+    with pytest.raises(TypeError, match="indices must be integers"):
+        seq["0"]
+
+
+def test_sequence_subclass_keeps_native_indexing_and_an_override_wins():
+    class MyArray(tether.Array):
+        __slots__ = ()
+
+    class Reversed(tether.Array):
+        __slots__ = ()
+
+        def __getitem__(self, i):
+            return "overridden"
+
+    a = tether.Array([1, 2, 3])
+    a.__class__ = MyArray
+    assert a[0] == 1 and a[-1] == 3
+    a.__class__ = Reversed
+    assert a[0] == "overridden"
+
+
+def test_moved_sequence_indexing_raises():
+    a = tether.Array([1, 2])
+    echo(a._move())
+    with pytest.raises(ValueError, match="no handle"):
+        a[0]
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 8, 9, 20])
+def test_calls_and_callbacks_with_many_arguments(n):
+    leaf = Leaf(5)
+    args = tuple(range(n - 1)) + (leaf,) if n else ()
+    got = []
+    result = apply_n(lambda *a: got.append(a) or len(a), 2, *args)
+    assert result == n and got == [args, args]
+    if n:
+        assert got[0][-1] is leaf
+    assert echo(*args) == (args[0] if args else None)
+
+
+def test_call_argument_conversions_and_errors():
+    assert echo(None) is None and echo(True) is True and echo(2.5) == 2.5 and echo(-(1 << 63)) == -(1 << 63)
+    with pytest.raises(OverflowError, match="does not fit in a 64-bit FFI int"):
+        echo(1 << 64)
+
+    def f(x):
+        return x * 2
+
+    g = echo(f)
+    assert isinstance(g, tether.Function) and g(21) == 42
+    assert echo(print) is not None and echo([].append) is not None
+
+
+def test_numpy_argument_round_trips_as_a_tensor():
+    arr = numpy.arange(6, dtype="float32").reshape(2, 3)
+    t = echo(arr)
+    assert isinstance(t, tether.Tensor) and t.shape == (2, 3)
+    assert numpy.array_equal(numpy.from_dlpack(t), arr)
+
+    class NoTensor:
+        pass
+
+    with pytest.raises(TypeError, match="expected a tensor"):
+        tether._ffi.tensor_from_dlpack(NoTensor(), 0, False)
