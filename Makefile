@@ -14,7 +14,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python \
+	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -238,3 +238,19 @@ lint-nix:
 
 clean:
 	$(CARGO) clean
+
+# Free-threaded CPython (PEP 703): builds CPython 3.13 with --disable-gil
+# once into a cache folder (tools/freethreaded/build_python.sh, needs root
+# for apt-get), builds tether against it in its own venv, runs the Python
+# suites (tests needing apache-tvm-ffi skip: it has no free-threaded wheel)
+# and the 16-thread stress test. Separate from `make test`.
+FT_VENV := $(TARGET)/venv-freethreaded
+FT_PY   := $(FT_VENV)/bin/python
+
+test-freethreaded:
+	test -x $(FT_PY) || $$(tools/freethreaded/build_python.sh) -m venv $(FT_VENV)
+	$(FT_PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest numpy
+	PATH="$(FT_VENV)/bin:$$PATH" $(FT_PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
+	$(FT_PY) -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is enabled"'
+	cd tests/python && $(FT_PY) -m pytest -q -p no:cacheprovider
+	cd tests/python && $(FT_PY) ../freethreaded/stress.py

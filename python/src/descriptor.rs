@@ -195,16 +195,22 @@ unsafe extern "C" fn field_descr_get(
         let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
             !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
         });
+        // Free-threaded: in-place reads race other threads' writes, so
+        // reads take the value through its getter under the field lock.
+        let direct = if cfg!(Py_GIL_DISABLED) && d.info().getter.is_some() { DirectRead::Getter } else { d.direct };
         let result = match (fast, d.info().getter) {
-            (Some(h), _) if d.direct != DirectRead::Getter => {
+            (Some(h), _) if direct != DirectRead::Getter => {
                 // SAFETY: as below: the field is inside the checked object.
                 read_direct(py, d.direct, (h as *mut u8).add(d.info().offset as usize))
             }
             (Some(h), Some(getter)) => {
                 let mut out = TVMFFIAny::NONE;
+                let guard = crate::tying_lock::field_access();
                 // SAFETY: the field belongs to the object's type (checked), so
                 // its offset is inside the object; the wrapper owns +1 on `h`.
-                if getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out) != 0 {
+                let rc = getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out);
+                drop(guard);
+                if rc != 0 {
                     Err(convert::take_ffi_error(py))
                 } else {
                     convert::any_to_py(py, OwnedAny(out))
@@ -275,8 +281,11 @@ impl FieldDescriptor {
         let addr = this.address(obj)?;
         let getter = this.info().getter.ok_or_else(|| PyAttributeError::new_err(format!("field {} has no getter", this.name)))?;
         let mut out = TVMFFIAny::NONE;
+        let guard = crate::tying_lock::field_access();
         // SAFETY: the field's own getter on its own address.
-        if unsafe { getter(addr, &mut out) } != 0 {
+        let rc = unsafe { getter(addr, &mut out) };
+        drop(guard);
+        if rc != 0 {
             return Err(convert::take_ffi_error(py));
         }
         convert::any_to_py(py, OwnedAny(out))
@@ -303,6 +312,7 @@ impl FieldDescriptor {
         if info.setter.is_null() {
             return Err(PyAttributeError::new_err(format!("field {:?} of {} has no setter", self.name, self.owner)));
         }
+        let guard = crate::tying_lock::field_access();
         let rc = if info.flags & field_flag::kSetterIsFunctionObj != 0 {
             let mut args = [
                 TVMFFIAny { type_index: ti::kTVMFFIOpaquePtr, small_str_len: 0, value: TVMFFIAnyValue { v_ptr: addr } },
@@ -319,6 +329,7 @@ impl FieldDescriptor {
             // SAFETY: the field's own setter on its own address.
             unsafe { setter(addr, &v.0) }
         };
+        drop(guard);
         drop(v);
         if rc != 0 {
             return Err(convert::take_ffi_error(py));

@@ -219,7 +219,7 @@ unsafe extern "C" fn function_tp_call(
             return ptr::null_mut();
         }
         let tp = ffi::Py_TYPE(callable);
-        if (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_VECTORCALL != 0
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL != 0
             && (*tp).tp_vectorcall_offset == std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
             && ffi::PyType_IsSubtype(tp, FUNCTION_BASE.get(py).expect("module initialised").as_ptr() as *mut ffi::PyTypeObject) != 0
         {
@@ -251,7 +251,7 @@ fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()
         (*tp).tp_call = Some(function_tp_call);
         if vectorcall {
             (*tp).tp_vectorcall_offset = std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t;
-            (*tp).tp_flags |= ffi::Py_TPFLAGS_HAVE_VECTORCALL;
+            crate::tying_lock::set_type_flags(tp, ffi::Py_TPFLAGS_HAVE_VECTORCALL);
         }
         ffi::PyType_Modified(tp);
     }

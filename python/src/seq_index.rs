@@ -111,7 +111,7 @@ pub fn install(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
     // slot written with a function of the slot's signature.
     unsafe {
         let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
-        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE == 0 || (*tp).tp_as_mapping.is_null() {
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE == 0 || (*tp).tp_as_mapping.is_null() {
             return Err(PyValueError::new_err("not a heap type"));
         }
         (*(*tp).tp_as_mapping).mp_subscript = Some(seq_subscript);

@@ -70,7 +70,7 @@ pub unsafe fn discard_kept(kept: *mut ffi::PyObject) {
     unsafe {
         let tp = (*kept).ob_type;
         ffi::PyObject_GC_Del(kept as *mut c_void);
-        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
     }
@@ -100,7 +100,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
         let size = (*tp).tp_basicsize as usize;
         ptr::write_bytes((kept as *mut u8).add(head), 0, size - head);
         ffi::PyObject_Init(kept, tp);
-        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
             // PyObject_Init took a reference for the live object; the one
             // the kept memory held is no longer needed.
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
@@ -123,7 +123,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
 pub unsafe fn eligible(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: reading type slots.
     unsafe {
-        (*tp).tp_flags & ffi::Py_TPFLAGS_HAVE_GC != 0 && (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
+        ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_GC != 0 && (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
     }
 }
 
@@ -211,7 +211,7 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         // Every instance of a heap type owns a reference to it, released
         // here (our base is a heap type, so CPython's subtype_dealloc leaves
         // that to us) — unless the memory was kept, which keeps the type.
-        if (*tp).tp_flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 && !KEPT.with(|k| k.get()) {
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 && !KEPT.with(|k| k.get()) {
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
     }
@@ -298,8 +298,7 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
         let b = Binding::of(h);
         let mut discard: *mut ffi::PyObject = ptr::null_mut();
         let seen = {
-            let _lock = tying_lock::lock();
-            let cur = b.load();
+            let (_lock, cur) = settled(&b);
             if cur != 0 && cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
                 // Active: the canonical wrapper already owns +1.
                 let obj = cur as *mut ffi::PyObject;
@@ -343,8 +342,15 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
         if obj.is_null() {
             return obj;
         }
-        let _lock = tying_lock::lock();
-        let cur = b.load();
+        let (_lock, cur) = settled(&b);
+        if cur & TAGS == INACTIVE {
+            // A teardown settled meanwhile and kept its memory: the new
+            // wrapper takes over (the kept memory is freed below).
+            b.store(obj as usize);
+            drop(_lock);
+            discard_kept((cur & !TAGS) as *mut ffi::PyObject);
+            return obj;
+        }
         if cur == 0 || (cur == seen && cur & TAGS == 0 && tying_lock::dying(cur as *mut ffi::PyObject)) {
             // Detached, or the canonical wrapper is being torn down: its
             // teardown will find it is no longer canonical.
@@ -358,6 +364,31 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
             return other;
         }
         obj
+    }
+}
+
+/// Lock the binding once no teardown is half done on it (InTransit: the
+/// dying wrapper's `tp_dealloc` and `tp_free` run on another thread, or
+/// paused in a weakref callback); returns the lock and the settled word.
+/// Waiting gives the GIL (or the thread state) away, so the tearing-down
+/// thread can finish.
+///
+/// # Safety
+/// GIL held; `b` is the binding of a live handle.
+unsafe fn settled<'a>(b: &Binding<'a>) -> (tying_lock::Guard, usize) {
+    loop {
+        let lock = tying_lock::lock();
+        let cur = b.load();
+        if cur & TRANSIT == 0 {
+            return (lock, cur);
+        }
+        drop(lock);
+        // SAFETY: GIL held, per the caller; taken back before continuing.
+        unsafe {
+            let ts = ffi::PyEval_SaveThread();
+            std::thread::yield_now();
+            crate::exit_park::restore_thread(ts);
+        }
     }
 }
 

@@ -67,3 +67,44 @@ pub unsafe fn resurrected(w: *mut ffi::PyObject) -> bool {
         false
     }
 }
+
+/// Add `flags` to a type's flags (an atomic field on free-threaded builds).
+///
+/// # Safety
+/// `tp` is a heap type being set up, before instances use the flags.
+pub unsafe fn set_type_flags(tp: *mut ffi::PyTypeObject, flags: std::ffi::c_ulong) {
+    // SAFETY: per the caller.
+    unsafe {
+        #[cfg(Py_GIL_DISABLED)]
+        (*tp).tp_flags.fetch_or(flags as u64, std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            (*tp).tp_flags |= flags;
+        }
+    }
+}
+
+#[cfg(Py_GIL_DISABLED)]
+static FIELDS: parking_lot::ReentrantMutex<()> = parking_lot::ReentrantMutex::new(());
+
+/// Held while Python reads a reflected field (taking its reference) or
+/// writes one (releasing the old value), so that on free-threaded builds a
+/// read never takes a reference to a value another thread's write is
+/// releasing. Reentrant: a write's released value may run Python code that
+/// reads fields. With the GIL this is a no-op.
+#[cfg(Py_GIL_DISABLED)]
+pub struct FieldGuard(#[allow(dead_code)] parking_lot::ReentrantMutexGuard<'static, ()>);
+#[cfg(not(Py_GIL_DISABLED))]
+pub struct FieldGuard;
+
+#[inline(always)]
+pub fn field_access() -> FieldGuard {
+    #[cfg(Py_GIL_DISABLED)]
+    {
+        FieldGuard(FIELDS.lock())
+    }
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        FieldGuard
+    }
+}
