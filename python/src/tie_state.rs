@@ -376,12 +376,19 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
 /// # Safety
 /// GIL held; `b` is the binding of a live handle.
 unsafe fn settled<'a>(b: &Binding<'a>) -> (tying_lock::Guard, usize) {
+    // The teardown may be paused on this very thread (a weakref callback
+    // fetching the object it is tearing down), so the wait is bounded and
+    // only free-threaded builds wait at all; a lookup that gives up makes a
+    // wrapper the settled binding does not name (rare, and never a second
+    // canonical one).
+    let mut tries = if cfg!(Py_GIL_DISABLED) { 1000 } else { 0 };
     loop {
         let lock = tying_lock::lock();
         let cur = b.load();
-        if cur & TRANSIT == 0 {
+        if cur & TRANSIT == 0 || tries == 0 {
             return (lock, cur);
         }
+        tries -= 1;
         drop(lock);
         // SAFETY: GIL held, per the caller; taken back before continuing.
         unsafe {
