@@ -147,7 +147,7 @@ def build_nanobind_plugin() -> str:
     """The nanobind extension of ``native/nb_plugin.cc`` (module
     ``nb_plugin``), built with nanobind from PyPI (its sources compiled
     directly, no CMake) against tether's headers and core. Returns the
-    directory to put on ``sys.path``."""
+    path of the extension module."""
     nanobind = pytest.importorskip("nanobind", reason="nanobind is a test dependency (make installs it)")
     cxx = cxx_compiler()
     version = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
@@ -173,4 +173,4 @@ def build_nanobind_plugin() -> str:
 
     key = [cxx, version, *module_flags, *link, nb_object, _file_text(NB_PLUGIN_SOURCE),
            *(_file_text(h) for h in headers)]
-    return os.path.dirname(_cached_build(key, "nb_plugin" + suffix, compile_module))
+    return _cached_build(key, "nb_plugin" + suffix, compile_module)

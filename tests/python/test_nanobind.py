@@ -3,7 +3,9 @@
 return path, so identity holds as for tether Functions, and errors cross in
 both directions as tether itself raises them."""
 
+import ctypes
 import gc
+import os
 import sys
 
 import numpy as np
@@ -17,7 +19,13 @@ from plugins import build_nanobind_plugin
 
 @pytest.fixture(scope="module")
 def nbm():
-    path = build_nanobind_plugin()
+    so = build_nanobind_plugin()
+    # The peer's libtvm_ffi (imported globally by other suites) exports the
+    # same TVMFFI* names; Python's import would bind the module to it. Opened
+    # first with tether.load_module's flags, the import reuses this handle,
+    # bound to the core the module linked (see README, "From nanobind").
+    ctypes.CDLL(so, mode=os.RTLD_NOW | os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0))
+    path = os.path.dirname(so)
     sys.path.insert(0, path)
     try:
         import nb_plugin
