@@ -41,7 +41,7 @@ VENV_STAMP := $(VENV)/.tether-test-deps
 
 $(VENV_STAMP): Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest numpy matplotlib ninja "$(PEER)"
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest nanobind mypy numpy matplotlib ninja "$(PEER)"
 	touch $@
 
 python: $(VENV_STAMP)

@@ -6,9 +6,12 @@ compiler and links a plugin against tether's core the way a user would,
 through ``tether-config``'s flags.
 """
 
+import glob
+import hashlib
 import os
 import shutil
 import subprocess
+import sysconfig
 
 import pytest
 
@@ -113,3 +116,61 @@ def build_kernel_for(runtime: str, source: str, out, extra_flags=()) -> str:
            f"-I{upstream_include_dir()}", *link]
     subprocess.run(cmd, check=True)
     return str(out)
+
+
+NB_PLUGIN_SOURCE = os.path.join(HERE, "native", "nb_plugin.cc")
+BUILD_CACHE = os.path.join(HERE, "..", "..", "target", "nanobind")
+
+
+def _cached_build(key_parts, out_name: str, build) -> str:
+    """``build(path)`` once per distinct ``key_parts``, kept under
+    ``target/nanobind/<digest>/``: nanobind's own sources take most of a
+    minute to compile, so ``make test`` compiles them only when the
+    compiler, the flags or the sources change."""
+    digest = hashlib.sha256("\0".join(key_parts).encode()).hexdigest()[:20]
+    out_dir = os.path.join(BUILD_CACHE, digest)
+    out = os.path.join(out_dir, out_name)
+    if not os.path.exists(out):
+        os.makedirs(out_dir, exist_ok=True)
+        tmp = f"{out}.{os.getpid()}.tmp"
+        build(tmp)
+        os.replace(tmp, out)  # a concurrent build finishes with the same bytes
+    return out
+
+
+def _file_text(path: str) -> str:
+    with open(path, encoding="utf-8") as f:
+        return f.read()
+
+
+def build_nanobind_plugin() -> str:
+    """The nanobind extension of ``native/nb_plugin.cc`` (module
+    ``nb_plugin``), built with nanobind from PyPI (its sources compiled
+    directly, no CMake) against tether's headers and core. Returns the
+    path of the extension module."""
+    nanobind = pytest.importorskip("nanobind", reason="nanobind is a test dependency (make installs it)")
+    cxx = cxx_compiler()
+    version = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=True).stdout
+    py_include = sysconfig.get_paths()["include"]
+    nb_include = nanobind.include_dir()
+    robin_map = os.path.join(os.path.dirname(nanobind.include_dir()), "ext", "robin_map", "include")
+    flags = ["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-fno-strict-aliasing",
+             f"-I{py_include}", f"-I{nb_include}", f"-I{robin_map}"]
+    combined = os.path.join(nanobind.source_dir(), "nb_combined.cpp")
+
+    def compile_nanobind(out):
+        subprocess.run([cxx, *flags, "-c", combined, "-o", out], check=True)
+
+    nb_object = _cached_build([cxx, version, *flags, nanobind.__version__], "libnanobind.o", compile_nanobind)
+
+    headers = sorted(glob.glob(os.path.join(config.includedir(), "tether", "*.h")))
+    link = [*config.ldflags().split(), config.libs()]
+    module_flags = [*flags, "-Wall", "-Wextra", "-Werror", f"-I{config.includedir()}"]
+    suffix = sysconfig.get_config_var("EXT_SUFFIX")
+
+    def compile_module(out):
+        subprocess.run([cxx, *module_flags, "-shared", NB_PLUGIN_SOURCE, nb_object, *link, "-o", out], check=True)
+
+    key = [cxx, version, *module_flags, *link, nb_object, _file_text(NB_PLUGIN_SOURCE),
+           *(_file_text(h) for h in headers)]
+    return _cached_build(key, "nb_plugin" + suffix, compile_module)

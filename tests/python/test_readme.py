@@ -58,4 +58,12 @@ def test_cpp_layer_example(tmp_path):
     path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
     if shutil.which("tether-config", path=path) is None or shutil.which("c++", path=path) is None:
         pytest.skip("the example's shell step needs tether-config (a pip-installed tether) and c++ on PATH")
-    assert run_blocks(section("From C++"), tmp_path) == 2
+    assert run_blocks(section("From C++"), tmp_path) == 3
+
+
+def test_nanobind_example(tmp_path):
+    pytest.importorskip("nanobind", reason="nanobind is a test dependency (installed by make test)")
+    path = os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", "")
+    if shutil.which("tether-config", path=path) is None or shutil.which("c++", path=path) is None:
+        pytest.skip("the example's shell step needs tether-config (a pip-installed tether) and c++ on PATH")
+    assert run_blocks(section("From nanobind"), tmp_path) == 2

@@ -15,12 +15,15 @@
  *
  * Field getters and setters are plain C functions over the field's address
  * (TVMFFIFieldGetter / TVMFFIFieldSetter), so every frontend reads fields
- * without calling back into C++ code it cannot see.
+ * without calling back into C++ code it cannot see. Fields, methods and
+ * global functions carry their declared C++ types as TVM-FFI's type-schema
+ * metadata (type_schema.h), for frontends that check values or write stubs.
  */
 #ifndef TETHER_REFLECTION_H_
 #define TETHER_REFLECTION_H_
 
 #include <tether/function.h>
+#include <tether/type_schema.h>
 
 #include <cstdio>
 #include <cstring>
@@ -112,13 +115,14 @@ class ObjectDef {
    * call it with the object first. */
   template <typename F>
   ObjectDef& def(const char* name, F method, const char* doc = "") {
-    return Method(name, MakeMethod(method, std::string(T::_type_key) + "." + name), doc, 0);
+    return Method(name, MakeMethod(method, std::string(T::_type_key) + "." + name), doc, 0, MethodSchema(method));
   }
   /* A function attached to the type, called without an object. */
   template <typename F>
   ObjectDef& def_static(const char* name, F f, const char* doc = "") {
+    std::string schema = detail::CallableSchema<F>();
     return Method(name, Function::FromTyped(std::move(f), std::string(T::_type_key) + "." + name), doc,
-                  kTVMFFIFieldFlagBitMaskIsStaticMethod);
+                  kTVMFFIFieldFlagBitMaskIsStaticMethod, schema);
   }
   /* The constructor T(Args...), registered as the static method
    * `__ffi_init__` and the type attribute of the same name. */
@@ -127,7 +131,8 @@ class ObjectDef {
     Function ctor = Function::FromTyped([](Args... args) { return make_object<T>(std::move(args)...); },
                                         std::string(T::_type_key) + ".__ffi_init__");
     attr("__ffi_init__", Any(ctor));
-    return Method("__ffi_init__", ctor, doc, kTVMFFIFieldFlagBitMaskIsStaticMethod);
+    return Method("__ffi_init__", ctor, doc, kTVMFFIFieldFlagBitMaskIsStaticMethod,
+                  detail::FunctionSchema<ObjectPtr<T>, Args...>());
   }
   /* A type attribute (a column TVM-FFI's frontends read by name). */
   ObjectDef& attr(const char* name, const Any& value) {
@@ -149,7 +154,8 @@ class ObjectDef {
     TVMFFIFieldInfo info{};
     info.name = detail::ByteArrayOf(name);
     info.doc = detail::ByteArrayOf(doc);
-    info.metadata = TVMFFIByteArray{"", 0};
+    const std::string metadata = detail::SchemaMetadata(detail::SchemaOf<V>::Json());
+    info.metadata = TVMFFIByteArray{metadata.data(), metadata.size()};  // the core keeps a copy
     info.flags = writable ? kTVMFFIFieldFlagBitMaskWritable : 0;
     info.size = static_cast<int64_t>(sizeof(V));
     info.alignment = static_cast<int64_t>(alignof(V));
@@ -162,12 +168,13 @@ class ObjectDef {
     return *this;
   }
 
-  ObjectDef& Method(const char* name, const Function& f, const char* doc, int64_t flags) {
+  ObjectDef& Method(const char* name, const Function& f, const char* doc, int64_t flags, const std::string& schema) {
     Any fn(f);
+    const std::string metadata = detail::SchemaMetadata(schema);
     TVMFFIMethodInfo info{};
     info.name = detail::ByteArrayOf(name);
     info.doc = detail::ByteArrayOf(doc);
-    info.metadata = TVMFFIByteArray{"", 0};
+    info.metadata = TVMFFIByteArray{metadata.data(), metadata.size()};  // the core keeps a copy
     info.flags = flags;
     info.method = fn.raw();
     detail::CheckCall(TVMFFITypeRegisterMethod(type_index_, &info));
@@ -189,6 +196,20 @@ class ObjectDef {
     return Function::FromTyped(std::move(f), std::move(name));
   }
 
+  /* A method's signature as frontends see it: the object first. */
+  template <typename C, typename R, typename... Args>
+  static std::string MethodSchema(R (C::*)(Args...) const) {
+    return detail::FunctionSchema<std::decay_t<R>, ObjectPtr<T>, std::decay_t<Args>...>();
+  }
+  template <typename C, typename R, typename... Args>
+  static std::string MethodSchema(R (C::*)(Args...)) {
+    return detail::FunctionSchema<std::decay_t<R>, ObjectPtr<T>, std::decay_t<Args>...>();
+  }
+  template <typename F>
+  static std::string MethodSchema(const F&) {
+    return detail::CallableSchema<F>();
+  }
+
   int32_t type_index_;
 };
 
@@ -199,13 +220,28 @@ class GlobalDef {
    * allow_override. */
   template <typename F>
   GlobalDef& def(const char* name, F f, bool allow_override = false) {
-    Function::SetGlobal(name, Function::FromTyped(std::move(f), name), allow_override);
-    return *this;
+    std::string schema = detail::CallableSchema<F>();
+    return Register(name, Function::FromTyped(std::move(f), name), schema, allow_override);
   }
   /* A packed function: void(const AnyView* args, int32_t num_args, Any* rv). */
   template <typename F>
   GlobalDef& def_packed(const char* name, F f, bool allow_override = false) {
-    Function::SetGlobal(name, Function::FromPacked(std::move(f)), allow_override);
+    return Register(name, Function::FromPacked(std::move(f)), detail::SchemaNamed("ffi.Function"), allow_override);
+  }
+
+ private:
+  /* Through TVMFFIFunctionSetGlobalFromMethodInfo, so the metadata is kept
+   * with the function (ffi.GetGlobalFuncMetadata reads it back). */
+  GlobalDef& Register(const char* name, const Function& f, const std::string& schema, bool allow_override) {
+    Any fn(f);
+    const std::string metadata = detail::SchemaMetadata(schema);
+    TVMFFIMethodInfo info{};
+    info.name = detail::ByteArrayOf(name);
+    info.doc = TVMFFIByteArray{"", 0};
+    info.metadata = TVMFFIByteArray{metadata.data(), metadata.size()};
+    info.flags = 0;
+    info.method = fn.raw();
+    detail::CheckCall(TVMFFIFunctionSetGlobalFromMethodInfo(&info, allow_override ? 1 : 0));
     return *this;
   }
 };

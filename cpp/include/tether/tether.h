@@ -2,7 +2,7 @@
  * tether/tether.h — the whole header-only C++ layer: objects and pointers
  * (object.h), errors (error.h), String and Bytes (string.h), Any
  * (any.h), functions (function.h), containers (containers.h), tensors
- * (tensor.h) and reflection (reflection.h). It needs only the C ABI of
+ * (tensor.h), type schemas (type_schema.h) and reflection (reflection.h). It needs only the C ABI of
  * libtether_core (c_api.h) and the C++17 standard library.
  */
 #ifndef TETHER_TETHER_H_
@@ -16,6 +16,7 @@
 #include <tether/function.h>
 #include <tether/containers.h>
 #include <tether/tensor.h>
+#include <tether/type_schema.h>
 #include <tether/reflection.h>
 
 #endif  // TETHER_TETHER_H_
