@@ -22,19 +22,9 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
+
 namespace ffi = tvm::ffi;
-
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (cond) {                                                                  \
-      ++g_passed;                                                                \
-    } else {                                                                     \
-      ++g_failed;                                                                \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                            \
-  } while (0)
 
 static ffi::Function global(const char* name) { return ffi::Function::GetGlobalRequired(name); }
 
@@ -208,6 +198,5 @@ int main() {
   test_dict_both_ways();
   test_int_and_object_keys();
   test_sequences();
-  std::printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report("");
 }

@@ -20,23 +20,9 @@
 #include <cstdio>
 #include <string>
 
+#include "check.h"
+
 namespace ffi = tvm::ffi;
-
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (cond) {                                                                     \
-      ++g_passed;                                                                   \
-    } else {                                                                        \
-      ++g_failed;                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-static bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 static void test_structural() {
   ffi::Array<ffi::Any> a{1, ffi::String("x"), 2.5};
@@ -168,6 +154,5 @@ int main() {
   test_json();
   test_repr_and_copy();
   test_json_graph();
-  std::printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report("");
 }

@@ -20,23 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "check.h"
+
 namespace ffi = tvm::ffi;
-
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                                 \
-  do {                                                                              \
-    if (cond) {                                                                     \
-      ++g_passed;                                                                   \
-    } else {                                                                        \
-      ++g_failed;                                                                   \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                               \
-  } while (0)
-
-static bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // Runs `body`, which must throw tvm::ffi::Error of `kind` whose message
 // contains `needle`.
@@ -242,6 +228,5 @@ int main(int argc, char** argv) {
   test_system_lib();
   test_context_symbols();
   test_load_errors(path);
-  std::printf("modules: %d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report("modules: ");
 }

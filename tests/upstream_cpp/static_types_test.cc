@@ -20,23 +20,9 @@
 #include <string>
 #include <utility>
 
+#include "check.h"
+
 namespace ffi = tvm::ffi;
-
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                              \
-  do {                                                                           \
-    if (cond) {                                                                  \
-      ++g_passed;                                                                \
-    } else {                                                                     \
-      ++g_failed;                                                                \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                            \
-  } while (0)
-
-static bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
 
 // Run `f`, which must throw an ffi::Error; return "kind: message" (or a
 // marker when nothing or something else was thrown).
@@ -216,6 +202,5 @@ int main() {
   test_attr_columns();
   test_init_once();
   test_field_without_getter();
-  std::printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report("");
 }

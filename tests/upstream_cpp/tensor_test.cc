@@ -18,19 +18,9 @@
 #include <string>
 #include <vector>
 
+#include "check.h"
+
 namespace ffi = tvm::ffi;
-
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                                   \
-  do {                                                                                \
-    if (cond) {                                                                       \
-      ++g_passed;                                                                     \
-    } else {                                                                          \
-      ++g_failed;                                                                     \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                                 \
-  } while (0)
 
 static int g_deleted = 0;
 
@@ -166,6 +156,5 @@ int main(int argc, char** argv) {
     ++g_failed;
     std::fprintf(stderr, "usage: tensor_test path/to/libadd_one.so\n");
   }
-  std::printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report("");
 }
