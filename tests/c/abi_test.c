@@ -8,17 +8,7 @@
 
 #include "tether/c_api.h"
 
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                       \
-  do {                                                                    \
-    if (cond) {                                                           \
-      ++g_passed;                                                         \
-    } else {                                                              \
-      ++g_failed;                                                         \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                     \
-  } while (0)
+#include "check.h"
 
 /* TVM-FFI's layout, 64-bit targets. */
 #define LAYOUT(T, expected) CHECK(sizeof(T) == (expected))
@@ -98,31 +88,6 @@ static void test_layouts(void) {
   OFFSET(TVMFFITypeInfo, methods, 56);
   OFFSET(TVMFFITypeInfo, metadata, 64);
   LAYOUT(TVMFFIVersion, 12);
-}
-
-static TVMFFIByteArray ba(const char* s) {
-  TVMFFIByteArray b = {s, strlen(s)};
-  return b;
-}
-
-/* Take the raised error and check its kind and that its message contains `needle`. */
-static int raised_matches(const char* kind, const char* needle) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  if (err == NULL) return 0;
-  TVMFFIErrorCell* cell = TetherErrorCell(err);
-  int ok = ((TVMFFIObject*)err)->type_index == kTVMFFIError && cell->kind.size == strlen(kind) &&
-           memcmp(cell->kind.data, kind, cell->kind.size) == 0;
-  char msg[512] = {0};
-  size_t n = cell->message.size < sizeof(msg) - 1 ? cell->message.size : sizeof(msg) - 1;
-  memcpy(msg, cell->message.data, n);
-  if (!ok || strstr(msg, needle) == NULL) {
-    fprintf(stderr, "  raised %.*s: %s (wanted %s containing '%s')\n", (int)cell->kind.size,
-            cell->kind.data, msg, kind, needle);
-    ok = 0;
-  }
-  TVMFFIObjectDecRef(err);
-  return ok;
 }
 
 static uint32_t strong_count(TVMFFIObjectHandle h) {
@@ -575,6 +540,5 @@ int main(void) {
   test_bad_input();
   test_static_types();
   test_init_once();
-  printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report();
 }

@@ -8,38 +8,7 @@
 
 #include "tether/c_api.h"
 
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                                  \
-  do {                                                                               \
-    if (cond) {                                                                      \
-      ++g_passed;                                                                    \
-    } else {                                                                         \
-      ++g_failed;                                                                    \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);     \
-    }                                                                                \
-  } while (0)
-
-static TVMFFIByteArray ba(const char* s) {
-  TVMFFIByteArray b = {s, strlen(s)};
-  return b;
-}
-
-/* Take the raised error; 1 when its kind is `kind` and its message contains `needle`. */
-static int raised_matches(const char* kind, const char* needle) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  if (err == NULL) return 0;
-  TVMFFIErrorCell* cell = TetherErrorCell(err);
-  char msg[512] = {0};
-  size_t n = cell->message.size < sizeof(msg) - 1 ? cell->message.size : sizeof(msg) - 1;
-  memcpy(msg, cell->message.data, n);
-  int ok = cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, cell->kind.size) == 0 &&
-           strstr(msg, needle) != NULL;
-  if (!ok) fprintf(stderr, "  raised %.*s: %s\n", (int)cell->kind.size, cell->kind.data, msg);
-  TVMFFIObjectDecRef(err);
-  return ok;
-}
+#include "check.h"
 
 /* A managed tensor over static storage whose deleter counts its calls. */
 static float g_data[6] = {0, 1, 2, 3, 4, 5};
@@ -226,6 +195,5 @@ int main(void) {
   test_dlpack();
   test_dtype_strings();
   test_env();
-  printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report();
 }

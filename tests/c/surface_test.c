@@ -8,32 +8,7 @@
 
 #include "tether/c_api.h"
 
-static int g_passed = 0, g_failed = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (cond) {                                                                \
-      ++g_passed;                                                              \
-    } else {                                                                   \
-      ++g_failed;                                                              \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
-    }                                                                          \
-  } while (0)
-
-static int raised_matches(const char* kind, const char* needle) {
-  TVMFFIObjectHandle err = NULL;
-  TVMFFIErrorMoveFromRaised(&err);
-  if (err == NULL) return 0;
-  TVMFFIErrorCell* cell = TetherErrorCell(err);
-  char msg[512] = {0};
-  size_t n = cell->message.size < sizeof(msg) - 1 ? cell->message.size : sizeof(msg) - 1;
-  memcpy(msg, cell->message.data, n);
-  int ok = cell->kind.size == strlen(kind) && memcmp(cell->kind.data, kind, cell->kind.size) == 0 &&
-           strstr(msg, needle) != NULL;
-  if (!ok) fprintf(stderr, "  raised %.*s: %s\n", (int)cell->kind.size, cell->kind.data, msg);
-  TVMFFIObjectDecRef(err);
-  return ok;
-}
+#include "check.h"
 
 static int from_words(const int64_t* words, size_t n, TVMFFIAny* out) {
   TVMFFIByteArray in = {(const char*)words, n * sizeof(int64_t)};
@@ -125,6 +100,5 @@ int main(void) {
   test_big_int();
   test_env_capi();
   test_module_symbols();
-  printf("%d passed, %d failed\n", g_passed, g_failed);
-  return g_failed == 0 ? 0 : 1;
+  return report();
 }
