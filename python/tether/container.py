@@ -176,7 +176,8 @@ class List(_Sequence):
             try:
                 item = _ffi.call(getitem_fn, self, i)
             except IndexError:
-                item = None
+                # i < the size seen at the start: the list shrank under us.
+                raise RuntimeError("List changed size during iteration") from None
             if _ffi.call(size_fn, self) != size:
                 raise RuntimeError("List changed size during iteration")
             yield item
@@ -261,9 +262,9 @@ class _Mapping(Object):
         """(key, value) pairs through the core's forward iterator, which
         raises RuntimeError if a Dict changes under it."""
         it = _ffi.call(_builtin(self._iter_fn), self)
-        # Checked after the iterator exists: if the mapping changes in
-        # between, the iterator's next call raises RuntimeError.
-        if len(self) == 0:
+        # Command 3 asks the cursor itself whether it starts on a pair; a
+        # separate len() would race with writers on other threads.
+        if not it(3):
             return
         while True:
             yield it(0), it(1)

@@ -59,3 +59,31 @@ def test_dict_iteration_and_indexing_survive_concurrent_mutation():
     assert not errors, errors
     for k, v in d.items():
         assert d[k] == v
+
+
+def test_iterator_started_on_an_empty_dict_stays_empty_after_a_racing_insert():
+    # The interleaving that used to escape as IndexError: the iterator is
+    # made while the Dict is empty, then another thread inserts and erases
+    # before the first step. The cursor answers from its own snapshot.
+    d = tether.Dict()
+    it = tether.get_global_func("ffi.DictForwardIterFunctor")(d)
+    d[1] = "x"
+    del d[1]
+    assert it(3) is False
+    d[2] = "y"
+    it_full = tether.get_global_func("ffi.DictForwardIterFunctor")(d)
+    assert it_full(3) is True
+    assert (it_full(0), it_full(1)) == (2, "y")
+
+
+def test_list_iteration_reports_a_shrink_as_changed_size():
+    lst = tether.List(range(4))
+    it = iter(lst)
+    assert next(it) == 0
+    lst.pop()
+    try:
+        next(it)
+    except RuntimeError as e:
+        assert "changed size during iteration" in str(e)
+    else:
+        raise AssertionError("a shrinking List must stop its iterator")

@@ -298,7 +298,10 @@ impl MapCursor {
     }
 
     /// TVM-FFI's iterator functor protocol: 0 the current key, 1 the
-    /// current value, 2 advance (returns whether a pair is left).
+    /// current value, 2 advance (returns whether a pair is left). tether
+    /// adds 3: whether the cursor is on a pair, read from the cursor's own
+    /// snapshot, so a caller never has to ask the map's size separately
+    /// (which races with writers on another thread).
     pub fn command(&self, command: i64) -> Result<Any, Error> {
         let mut st = self.state.lock();
         let _g = lock_for(self.obj.as_ptr() as *const u8);
@@ -309,6 +312,9 @@ impl MapCursor {
         let changed = || Error::runtime_error(format!("{what} changed size during iteration"));
         if data != st.data || slots != st.slots || c.size() != st.size {
             return Err(changed());
+        }
+        if command == 3 {
+            return Ok(Any::from(!st.at_end));
         }
         if st.at_end {
             return match command {
