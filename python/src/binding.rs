@@ -11,6 +11,13 @@
 //! | InTransit | W \| 1 \| 2   |
 //! | Moving    | W \| 4        |
 //!
+//! On free-threaded CPython a fourth bit, [`LOCK`], makes the word its own
+//! spin-lock: a transition takes it with compare-and-swap ([`Binding::lock`])
+//! and releases it by publishing the next state ([`Locked::publish`]). The
+//! native side (`delete_space`, `tp_free`'s handshake) waits while it is
+//! set. With the GIL, transitions never interleave, so taking the lock is a
+//! plain load and both builds run the same transition code.
+//!
 //! Objects from the Python allocator keep the word in front of their block
 //! ([`crate::py_allocator`]), read and written atomically because the
 //! block's `delete_space` may run on any thread. Objects allocated without
@@ -28,6 +35,8 @@ pub const INACTIVE: usize = 1;
 pub const TRANSIT: usize = 2;
 pub const MOVING: usize = 4;
 pub const TAGS: usize = INACTIVE | TRANSIT | MOVING;
+/// Set only while a transition holds the binding (free-threaded builds).
+pub const LOCK: usize = 8;
 
 /// The binding of one live handle.
 pub enum Binding<'a> {
@@ -37,7 +46,7 @@ pub enum Binding<'a> {
     Side(*mut TVMFFIObject),
 }
 
-impl Binding<'_> {
+impl<'a> Binding<'a> {
     /// The binding of `h`.
     ///
     /// # Safety
@@ -62,6 +71,7 @@ impl Binding<'_> {
     }
 
     /// Replace `current` with `new`; `Err(actual)` when the word is not `current`.
+    #[cfg_attr(not(Py_GIL_DISABLED), allow(dead_code))]
     pub fn compare_exchange(&self, current: usize, new: usize) -> Result<usize, usize> {
         match self {
             Binding::Word(w) => w.compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire),
@@ -80,5 +90,70 @@ impl Binding<'_> {
 
     pub fn is_side(&self) -> bool {
         matches!(self, Binding::Side(_))
+    }
+
+    /// Hold the binding for one transition; the guard reads the state
+    /// (without [`LOCK`]) and releases the binding unchanged when dropped.
+    /// Nothing may call Python code or drop a handle reference while it is
+    /// held (either may come back to this binding).
+    pub fn lock(&self) -> Locked<'_, 'a> {
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            let mut spins = 0u32;
+            loop {
+                let cur = self.load();
+                if cur & LOCK == 0 && self.compare_exchange(cur, cur | LOCK).is_ok() {
+                    return Locked { binding: self, word: cur, held: true };
+                }
+                crate::tying_lock::spin_wait(&mut spins);
+            }
+        }
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            Locked { binding: self, word: self.load(), held: true }
+        }
+    }
+}
+
+/// A header word's state once no transition holds it: the native side's
+/// compare-and-swap loops (`delete_space`, `tp_free`) start from this, so
+/// their swap fails, and they wait, while the word is locked.
+pub fn load_unlocked(w: &AtomicUsize) -> usize {
+    let mut spins = 0u32;
+    loop {
+        let cur = w.load(Ordering::Acquire);
+        if cur & LOCK == 0 {
+            return cur;
+        }
+        crate::tying_lock::spin_wait(&mut spins);
+    }
+}
+
+/// A binding held by one transition (see [`Binding::lock`]).
+pub struct Locked<'b, 'a> {
+    binding: &'b Binding<'a>,
+    word: usize,
+    held: bool,
+}
+
+impl Locked<'_, '_> {
+    /// The state when the binding was taken.
+    pub fn word(&self) -> usize {
+        self.word
+    }
+
+    /// Store the next state and release the binding in one write.
+    pub fn publish(mut self, new: usize) {
+        self.held = false;
+        self.binding.store(new);
+    }
+}
+
+impl Drop for Locked<'_, '_> {
+    fn drop(&mut self) {
+        // With the GIL nothing was taken; free-threaded, restore the word.
+        if cfg!(Py_GIL_DISABLED) && self.held {
+            self.binding.store(self.word);
+        }
     }
 }

@@ -27,9 +27,6 @@ use crate::tie_state::{self, CObject};
 pub struct OwnedAny(pub TVMFFIAny);
 
 impl OwnedAny {
-    pub fn none() -> Self {
-        OwnedAny(TVMFFIAny::NONE)
-    }
     fn pod(type_index: i32, value: TVMFFIAnyValue) -> Self {
         OwnedAny(TVMFFIAny { type_index, small_str_len: 0, value })
     }

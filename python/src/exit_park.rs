@@ -55,16 +55,6 @@ pub unsafe fn restore_thread(ts: *mut ffi::PyThreadState) {
     unsafe { tether_park_restore_thread(ts) }
 }
 
-/// `PyObject_Call(callable, args, NULL)`: a new reference or NULL with an
-/// exception set.
-///
-/// # Safety
-/// GIL held; `callable` a live object, `args` a live tuple.
-pub unsafe fn call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject) -> *mut ffi::PyObject {
-    // SAFETY: per the caller.
-    unsafe { tether_park_call(callable, args, std::ptr::null_mut()) }
-}
-
 /// Call Python code from the extension (hooks, factories, protocol
 /// methods) through the parking frame: a daemon thread that meets
 /// interpreter exit inside that code parks instead of unwinding through

@@ -26,7 +26,7 @@ use pyo3::ffi;
 use tether_sys::abi::{TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader, MARKER_REGISTRY_ALLOCATED};
 use tether_sys::TVMFFISetCustomAllocator;
 
-use crate::binding::{INACTIVE, TAGS, TRANSIT};
+use crate::binding::{load_unlocked, INACTIVE, TAGS, TRANSIT};
 
 struct AllocatorEntry(std::cell::UnsafeCell<TVMFFICustomAllocator>);
 // SAFETY: the entry is never written after construction.
@@ -124,7 +124,7 @@ unsafe extern "C" fn delete_space_aligned(body: *mut c_void) {
 unsafe fn delete_space(body: *mut c_void, offset: usize) {
     // SAFETY: module invariant; the block is ours and still allocated.
     let w = unsafe { word(body as *mut TVMFFIObject) };
-    let mut cur = w.load(Ordering::Acquire);
+    let mut cur = load_unlocked(w);
     loop {
         if cur & TRANSIT == 0 {
             break;
@@ -132,7 +132,7 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
         // A wrapper teardown is half done: its tp_free frees both.
         match w.compare_exchange(cur, cur & !TRANSIT, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return,
-            Err(actual) => cur = actual,
+            Err(_) => cur = load_unlocked(w),
         }
     }
     if cur & INACTIVE != 0 && crate::exit_park::python_alive() {

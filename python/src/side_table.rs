@@ -18,9 +18,11 @@
 //! table has doubled since the last sweep, and after each Python garbage
 //! collection (a `gc.callbacks` hook).
 //!
-//! SAFETY invariants of this module: it is used with the GIL held (every
-//! caller is a Python-side transition), so the lock is never contended; no
-//! Python code runs while the lock is held.
+//! SAFETY invariants of this module: every caller is a Python-side
+//! transition (GIL held, or an attached thread state on free-threaded
+//! builds, where the table's mutex is what makes each word operation
+//! atomic); no Python code runs while the mutex is held. An entry's value
+//! may carry the binding's [`LOCK`] bit like a header word does.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -28,7 +30,7 @@ use std::sync::Mutex;
 use pyo3::ffi;
 use tether_sys::abi::TVMFFIObject;
 
-use crate::binding::{INACTIVE, TAGS};
+use crate::binding::{INACTIVE, LOCK, TAGS, TRANSIT};
 use crate::handle_pin;
 
 struct Table {
@@ -54,6 +56,7 @@ pub fn get(h: *mut TVMFFIObject) -> usize {
 ///
 /// # Safety
 /// GIL held; `h` is live (the caller or its wrapper holds a strong reference).
+#[cfg_attr(not(Py_GIL_DISABLED), allow(dead_code))]
 pub unsafe fn compare_exchange(h: *mut TVMFFIObject, current: usize, new: usize) -> Result<usize, usize> {
     let (result, sweep) = with(|t| {
         let actual = t.entries.get(&(h as usize)).copied().unwrap_or(0);
@@ -93,19 +96,23 @@ pub unsafe fn set(h: *mut TVMFFIObject, new: usize) {
 /// `h` is live: unpinning cannot free it (a strong reference remains).
 unsafe fn write(t: &mut Table, h: *mut TVMFFIObject, actual: usize, new: usize) -> bool {
     let key = h as usize;
+    // An entry pins its handle while it names a wrapper; a Detached entry
+    // that a transition holds (LOCK alone) does not.
+    let (was, now) = (actual & !LOCK != 0, new & !LOCK != 0);
     if new == 0 {
-        if t.entries.remove(&key).is_some() {
-            // SAFETY: the entry's pin; `h` stays alive through the caller's reference.
-            unsafe { handle_pin::unpin(h) };
-        }
-        return false;
+        t.entries.remove(&key);
+    } else {
+        t.entries.insert(key, new);
     }
-    if actual == 0 {
+    if now && !was {
         // SAFETY: `h` is live.
         unsafe { handle_pin::pin(h) };
+    } else if was && !now {
+        // SAFETY: the entry's pin; `h` stays alive through the caller's reference.
+        unsafe { handle_pin::unpin(h) };
     }
-    t.entries.insert(key, new);
-    actual == 0 && t.entries.len() > 2 * t.swept_len + 256
+    // Sweep only on a write that releases the binding (never while held).
+    now && !was && new & LOCK == 0 && t.entries.len() > 2 * t.swept_len + 256
 }
 
 /// Drop every entry whose handle's contents died: free its kept wrapper
@@ -116,8 +123,14 @@ unsafe fn write(t: &mut Table, h: *mut TVMFFIObject, actual: usize, new: usize) 
 pub unsafe fn sweep() {
     let dead: Vec<(usize, usize)> = with(|t| {
         // SAFETY: every key is pinned, so its storage is readable.
-        let dead: Vec<(usize, usize)> =
-            t.entries.iter().filter(|(&h, _)| unsafe { handle_pin::contents_dead(h as *mut TVMFFIObject) }).map(|(&h, &w)| (h, w)).collect();
+        // Entries a transition holds, or whose wrapper's teardown is half
+        // done (its tp_free settles them), are left alone.
+        let dead: Vec<(usize, usize)> = t
+            .entries
+            .iter()
+            .filter(|(&h, &w)| w & (LOCK | TRANSIT) == 0 && unsafe { handle_pin::contents_dead(h as *mut TVMFFIObject) })
+            .map(|(&h, &w)| (h, w))
+            .collect();
         for (h, _) in &dead {
             t.entries.remove(h);
         }

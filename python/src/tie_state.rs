@@ -38,8 +38,8 @@ use pyo3::ffi;
 use tether_sys::abi::TVMFFIObject;
 use tether_sys::TVMFFIObjectDecRef;
 
-use crate::binding::{Binding, INACTIVE, MOVING, TAGS, TRANSIT};
-use crate::{handle_pin, py_allocator, side_table, tying_lock};
+use crate::binding::{load_unlocked, Binding, Locked, INACTIVE, MOVING, TAGS, TRANSIT};
+use crate::{handle_pin, py_allocator, tying_lock};
 
 /// The C layout of every wrapper: the Python header, the handle, the
 /// handle whose word is InTransit while this wrapper is being torn down,
@@ -170,29 +170,29 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         let o = obj as *mut CObject;
         let h = (*o).chandle;
         if !h.is_null() {
-            let _lock = tying_lock::lock();
+            let b = Binding::of(h);
+            let held = b.lock();
             if tying_lock::resurrected(obj) {
                 // Free-threaded: a lookup took a reference after the count
                 // reached zero; the wrapper lives on, still canonical.
-                drop(_lock);
+                drop(held);
                 ffi::PyObject_GC_Track(obj as *mut c_void);
                 return;
             }
             (*o).chandle = ptr::null_mut();
-            let b = Binding::of(h);
-            if b.load() == obj as usize {
+            if held.word() == obj as usize {
                 if eligible(tp) {
-                    // Keep the memory for revival. A header word goes
-                    // InTransit until tp_free settles the handshake with
-                    // delete_space; a side entry goes Inactive at once.
+                    // Keep the memory for revival. The binding is InTransit
+                    // until tp_free settles the teardown (and, for a header
+                    // word, the handshake with delete_space): meanwhile a
+                    // lookup (a weakref callback below, another thread)
+                    // makes a new wrapper instead of reviving this memory.
                     (*o).pending = h;
-                    let tags = if b.is_side() { INACTIVE } else { INACTIVE | TRANSIT };
-                    b.store(obj as usize | tags);
+                    held.publish(obj as usize | INACTIVE | TRANSIT);
                 } else {
-                    b.store(0);
+                    held.publish(0);
                 }
             }
-            drop(_lock);
         }
         // Weak references die with the wrapper's Python life; their
         // callbacks run now, after the binding stopped naming this wrapper,
@@ -230,18 +230,21 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
         (*o).pending = ptr::null_mut();
         if !py_allocator::is_ours(h) {
             // A side-table binding: the table's pin keeps `h`'s storage.
-            let _lock = tying_lock::lock();
+            let b = Binding::Side(h);
+            let held = b.lock();
             if handle_pin::contents_dead(h) {
                 // Our DecRef was the last: nothing to revive for.
-                side_table::set(h, 0);
+                held.publish(0);
                 ffi::PyObject_GC_Del(p);
             } else {
+                let settled = held.word() & !TRANSIT;
+                held.publish(settled);
                 KEPT.with(|k| k.set(true));
             }
             return;
         }
         let w = py_allocator::word(h);
-        let mut cur = w.load(std::sync::atomic::Ordering::Acquire);
+        let mut cur = load_unlocked(w);
         loop {
             if cur & TRANSIT == 0 {
                 // The handle died during our DecRef and deferred to us.
@@ -255,7 +258,7 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
                     KEPT.with(|k| k.set(true));
                     return;
                 }
-                Err(actual) => cur = actual,
+                Err(_) => cur = load_unlocked(w),
             }
         }
     }
@@ -298,19 +301,20 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
         let b = Binding::of(h);
         let mut discard: *mut ffi::PyObject = ptr::null_mut();
         let seen = {
-            let (_lock, cur) = settled(&b);
+            let held = settled(&b);
+            let cur = held.word();
             if cur != 0 && cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
                 // Active: the canonical wrapper already owns +1.
                 let obj = cur as *mut ffi::PyObject;
                 ffi::Py_INCREF(obj);
-                drop(_lock);
+                drop(held);
                 TVMFFIObjectDecRef(h as *mut c_void);
                 return obj;
             }
             if cur & MOVING != 0 {
                 // The canonical wrapper's handle is being moved into a call:
                 // hand out a fresh wrapper and bind nothing.
-                drop(_lock);
+                drop(held);
                 return fresh_wrapper(h, cls);
             }
             if cur & TAGS == INACTIVE {
@@ -322,16 +326,18 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                     REVIVE_SLOT.with(|s| s.set(kept));
                     let obj = tp_alloc(cls, 0);
                     (*(obj as *mut CObject)).chandle = h;
-                    b.store(obj as usize);
+                    held.publish(obj as usize);
                     return obj;
                 }
                 // The class for this type changed: drop the kept memory.
-                b.store(0);
+                held.publish(0);
                 discard = kept;
+                0
+            } else {
+                // Detached, a wrapper already torn down (count zero), or
+                // InTransit (a teardown half done): a new wrapper, bound below.
+                cur
             }
-            // Detached, a wrapper already torn down (count zero), or
-            // InTransit (a teardown half done): a new wrapper, bound below.
-            b.load()
         };
         if !discard.is_null() {
             discard_kept(discard);
@@ -342,24 +348,24 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
         if obj.is_null() {
             return obj;
         }
-        let (_lock, cur) = settled(&b);
+        let held = settled(&b);
+        let cur = held.word();
         if cur & TAGS == INACTIVE {
             // A teardown settled meanwhile and kept its memory: the new
             // wrapper takes over (the kept memory is freed below).
-            b.store(obj as usize);
-            drop(_lock);
+            held.publish(obj as usize);
             discard_kept((cur & !TAGS) as *mut ffi::PyObject);
             return obj;
         }
         if cur == 0 || (cur == seen && cur & TAGS == 0 && tying_lock::dying(cur as *mut ffi::PyObject)) {
             // Detached, or the canonical wrapper is being torn down: its
             // teardown will find it is no longer canonical.
-            b.store(obj as usize);
+            held.publish(obj as usize);
         } else if cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
             // Another wrapper was bound meanwhile: it stays the one.
             let other = cur as *mut ffi::PyObject;
             ffi::Py_INCREF(other);
-            drop(_lock);
+            drop(held);
             ffi::Py_DECREF(obj);
             return other;
         }
@@ -367,15 +373,15 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
     }
 }
 
-/// Lock the binding once no teardown is half done on it (InTransit: the
+/// Hold the binding once no teardown is half done on it (InTransit: the
 /// dying wrapper's `tp_dealloc` and `tp_free` run on another thread, or
-/// paused in a weakref callback); returns the lock and the settled word.
+/// paused in a weakref callback); the guard reads the settled word.
 /// Waiting gives the GIL (or the thread state) away, so the tearing-down
 /// thread can finish.
 ///
 /// # Safety
 /// GIL held; `b` is the binding of a live handle.
-unsafe fn settled<'a>(b: &Binding<'a>) -> (tying_lock::Guard, usize) {
+unsafe fn settled<'b, 'a>(b: &'b Binding<'a>) -> Locked<'b, 'a> {
     // The teardown may be paused on this very thread (a weakref callback
     // fetching the object it is tearing down), so the wait is bounded and
     // only free-threaded builds wait at all; a lookup that gives up makes a
@@ -383,13 +389,12 @@ unsafe fn settled<'a>(b: &Binding<'a>) -> (tying_lock::Guard, usize) {
     // canonical one).
     let mut tries = if cfg!(Py_GIL_DISABLED) { 1000 } else { 0 };
     loop {
-        let lock = tying_lock::lock();
-        let cur = b.load();
-        if cur & TRANSIT == 0 || tries == 0 {
-            return (lock, cur);
+        let held = b.lock();
+        if held.word() & TRANSIT == 0 || tries == 0 {
+            return held;
         }
         tries -= 1;
-        drop(lock);
+        drop(held);
         // SAFETY: GIL held, per the caller; taken back before continuing.
         unsafe {
             let ts = ffi::PyEval_SaveThread();
@@ -429,8 +434,11 @@ pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; module invariants.
     unsafe {
         handle_pin::pin(h);
-        let _lock = tying_lock::lock();
-        let _ = Binding::of(h).compare_exchange(obj as usize, obj as usize | MOVING);
+        let b = Binding::of(h);
+        let held = b.lock();
+        if held.word() == obj as usize {
+            held.publish(obj as usize | MOVING);
+        }
     }
 }
 
@@ -443,14 +451,17 @@ pub unsafe fn begin_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 pub unsafe fn end_move(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller; the pin keeps the word readable.
     unsafe {
-        let lock = tying_lock::lock();
         let b = Binding::of(h);
+        let held = b.lock();
         let taken = (*(obj as *mut CObject)).chandle.is_null();
-        let settled = if taken { 0 } else { obj as usize };
-        if b.compare_exchange(obj as usize | MOVING, settled).is_err() && !taken {
-            let _ = b.compare_exchange(0, obj as usize);
+        let cur = held.word();
+        if cur == obj as usize | MOVING {
+            held.publish(if taken { 0 } else { obj as usize });
+        } else if cur == 0 && !taken {
+            held.publish(obj as usize);
+        } else {
+            drop(held);
         }
-        drop(lock);
         handle_pin::unpin(h);
     }
 }
@@ -467,15 +478,28 @@ pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
     unsafe {
         let h = ptr::replace(slot, ptr::null_mut());
         if !h.is_null() {
-            let _lock = tying_lock::lock();
             let b = Binding::of(h);
-            let cur = b.load();
+            let held = b.lock();
+            let cur = held.word();
             let owner = (cur & !TAGS) as *mut CObject;
             if cur & MOVING != 0 && ptr::addr_of_mut!((*owner).chandle) == slot {
-                let _ = b.compare_exchange(cur, 0);
+                held.publish(0);
             }
         }
         h
+    }
+}
+
+/// Replace `from` with `to` in `h`'s binding, if it holds `from`.
+///
+/// # Safety
+/// GIL held; `h` live.
+unsafe fn rebind(h: *mut TVMFFIObject, from: usize, to: usize) {
+    // SAFETY: per the caller.
+    let b = unsafe { Binding::of(h) };
+    let held = b.lock();
+    if held.word() == from {
+        held.publish(to);
     }
 }
 
@@ -485,9 +509,8 @@ pub unsafe fn take_moved(slot: *mut *mut TVMFFIObject) -> *mut TVMFFIObject {
 /// # Safety
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
-    let _lock = tying_lock::lock();
-    // SAFETY: per the caller; module invariants.
-    let _ = unsafe { Binding::of(h) }.compare_exchange(0, obj as usize);
+    // SAFETY: per the caller.
+    unsafe { rebind(h, 0, obj as usize) }
 }
 
 /// Before a wrapper's handle is moved out: unbind it if canonical.
@@ -495,9 +518,8 @@ pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// # Safety
 /// GIL held; `obj` is a live wrapper owning +1 on `h`.
 pub unsafe fn detach(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
-    let _lock = tying_lock::lock();
-    // SAFETY: per the caller; module invariants.
-    let _ = unsafe { Binding::of(h) }.compare_exchange(obj as usize, 0);
+    // SAFETY: per the caller.
+    unsafe { rebind(h, obj as usize, 0) }
 }
 
 /// The state of `h`'s binding, the wrapper it names, and whether it lives
@@ -506,10 +528,9 @@ pub unsafe fn detach(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
 /// # Safety
 /// GIL held; `h` live.
 pub unsafe fn state_of(h: *mut TVMFFIObject) -> (&'static str, usize, bool) {
-    let _lock = tying_lock::lock();
     // SAFETY: per the caller.
     let b = unsafe { Binding::of(h) };
-    let cur = b.load();
+    let cur = b.lock().word();
     let name = match cur & TAGS {
         _ if cur == 0 => "Detached",
         0 => "Active",

@@ -3,37 +3,31 @@
 //! With the GIL, Python-side tying transitions never interleave: the state
 //! machine reads and writes a binding and increfs its wrapper as one step.
 //! Without it, two threads can return the same handle while a third drops
-//! its wrapper. There, every binding transition runs under [`lock`] (one
-//! process-wide lock; critical sections never call into Python), and a
-//! wrapper whose reference count already reached zero is treated as being
-//! torn down: a lookup makes a new canonical wrapper instead of reviving
-//! the dying one ([`dying`], which the GIL build needs too: `subtype_dealloc`
-//! can run Python code after the count reached zero), and a teardown that
-//! finds its wrapper referenced again gives up ([`resurrected`]). On the GIL
-//! build the lock is a no-op and `resurrected` is always false, so both
-//! builds run the same transition code.
+//! its wrapper. There, each binding is its own spin-lock (a tag bit taken
+//! with compare-and-swap, see [`crate::binding::Binding::lock`]; critical
+//! sections never call into Python), and a wrapper whose reference count
+//! already reached zero is treated as being torn down: a lookup makes a new
+//! canonical wrapper instead of reviving the dying one ([`dying`], which the
+//! GIL build needs too: `subtype_dealloc` can run Python code after the
+//! count reached zero), and a teardown that finds its wrapper referenced
+//! again gives up ([`resurrected`]). Together these are the try-incref of
+//! the Active hit: the increment happens under the binding's lock only on a
+//! wrapper whose count is not zero, and a teardown racing with it takes the
+//! same lock before it decides. On the GIL build the lock is a plain load
+//! and `resurrected` is always false, so both builds run the same
+//! transition code.
 
 use pyo3::ffi;
 
-#[cfg(Py_GIL_DISABLED)]
-static LOCK: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
-
-/// Held for the duration of one binding transition.
-#[cfg(Py_GIL_DISABLED)]
-pub struct Guard(#[allow(dead_code)] parking_lot::MutexGuard<'static, ()>);
-#[cfg(not(Py_GIL_DISABLED))]
-pub struct Guard;
-
-/// Take the tying lock (free-threaded builds) or nothing (the GIL serialises).
-#[inline(always)]
-pub fn lock() -> Guard {
-    #[cfg(Py_GIL_DISABLED)]
-    {
-        Guard(LOCK.lock())
-    }
-    #[cfg(not(Py_GIL_DISABLED))]
-    {
-        Guard
+/// Back off while another thread holds a binding: spin briefly (critical
+/// sections are a few loads and stores), then yield the CPU.
+#[inline]
+pub fn spin_wait(spins: &mut u32) {
+    *spins += 1;
+    if *spins < 64 {
+        std::hint::spin_loop();
+    } else {
+        std::thread::yield_now();
     }
 }
 

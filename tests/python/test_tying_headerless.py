@@ -121,3 +121,33 @@ def test_objects_alive_only_natively_are_swept_after_gc(lib):
     holder.clear()  # the nodes die without Python noticing
     gc.collect()  # the gc callback sweeps
     assert _ffi.sweep_side_table() == entries
+
+
+def test_weakref_callback_fetching_the_dying_wrapper_gets_another(lib):
+    # The callback runs inside the wrapper's teardown: it must not revive
+    # the memory being torn down, and nothing may leak or be freed twice.
+    import weakref
+
+    gc.collect()
+    storage, entries = lib.storage(), _ffi.sweep_side_table()
+    outer = lib.make(2, lib.make(1))
+    seen = []
+    for _ in range(50):
+        x = outer.next
+        r = weakref.ref(x, lambda ref: seen.append(outer.next))
+        dying = id(x)
+        del x
+        assert r() is None
+        fetched = seen.pop()
+        # Made while the teardown was half done: a working wrapper, not
+        # the dying memory, and not bound (the teardown then kept its
+        # memory, which the next fetch revives in place).
+        assert id(fetched) != dying and fetched.value == 1
+        assert id(outer.next) == dying
+        del fetched
+    gc.collect()
+    assert outer.next.value == 1
+    del outer
+    gc.collect()
+    _ffi.sweep_side_table()
+    assert lib.storage() == storage and _ffi.sweep_side_table() == entries
