@@ -2,8 +2,9 @@
 // and the C/C++ headers inside the `tether` package so the wheel carries them,
 // and links the extension against that one shared library (found at run time
 // next to the extension through an $ORIGIN / @loader_path rpath). It also
-// compiles the small C file that parks daemon threads at interpreter exit
-// (src/exit_park.c) against the target Python's headers.
+// compiles two small C files against the target Python's headers: the frames
+// that park daemon threads at interpreter exit (src/exit_park.c) and the
+// free-threaded try-incref (src/try_incref.c).
 //
 // TETHER_CORE_LIB_DIR, when set, names a directory that already holds a
 // built core library; it is used instead of building one.
@@ -51,8 +52,11 @@ fn main() {
     // cfg(Py_GIL_DISABLED) and friends for the interpreter being built for.
     pyo3_build_config::use_pyo3_cfgs();
     println!("cargo:rerun-if-changed=src/exit_park.c");
+    println!("cargo:rerun-if-changed=src/try_incref.c");
     println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
-    cc::Build::new().file("src/exit_park.c").include(python_include_dir()).warnings(true).compile("tether_exit_park");
+    let include = python_include_dir();
+    cc::Build::new().file("src/exit_park.c").include(&include).warnings(true).compile("tether_exit_park");
+    cc::Build::new().file("src/try_incref.c").include(&include).warnings(true).compile("tether_try_incref");
 
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest.parent().unwrap().to_path_buf();

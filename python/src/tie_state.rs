@@ -91,7 +91,13 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
     let kept = REVIVE_SLOT.with(|s| s.replace(ptr::null_mut()));
     if kept.is_null() {
         // SAFETY: the generic allocation for this type.
-        return unsafe { ffi::PyType_GenericAlloc(tp, nitems) };
+        unsafe {
+            let obj = ffi::PyType_GenericAlloc(tp, nitems);
+            if !obj.is_null() {
+                tying_lock::enable_try_incref(obj);
+            }
+            return obj;
+        }
     }
     // SAFETY: `kept` is untracked GC memory of an instance of `tp` (checked
     // by the caller), refcount 0; re-initialise it as a fresh instance.
@@ -105,6 +111,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
             // the kept memory held is no longer needed.
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
+        tying_lock::enable_try_incref(kept);
         ffi::PyObject_GC_Track(kept as *mut c_void);
     }
     kept
@@ -171,14 +178,9 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         let h = (*o).chandle;
         if !h.is_null() {
             let b = Binding::of(h);
+            // No lookup can take a reference any more (try-incref fails
+            // once the count reached zero): decide under the binding.
             let held = b.lock();
-            if tying_lock::resurrected(obj) {
-                // Free-threaded: a lookup took a reference after the count
-                // reached zero; the wrapper lives on, still canonical.
-                drop(held);
-                ffi::PyObject_GC_Track(obj as *mut c_void);
-                return;
-            }
             (*o).chandle = ptr::null_mut();
             if held.word() == obj as usize {
                 if eligible(tp) {
@@ -296,17 +298,16 @@ pub unsafe fn install_slots(tp: *mut ffi::PyTypeObject) {
 #[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
     // SAFETY: GIL held (an attached thread state on free-threaded builds);
-    // module invariants. Nothing under the tying lock calls Python code.
+    // module invariants. Nothing calls Python code while a binding is held.
     unsafe {
         let b = Binding::of(h);
         let mut discard: *mut ffi::PyObject = ptr::null_mut();
-        let seen = {
+        {
             let held = settled(&b);
             let cur = held.word();
-            if cur != 0 && cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
+            if cur != 0 && cur & TAGS == 0 && tying_lock::try_incref(cur as *mut ffi::PyObject) {
                 // Active: the canonical wrapper already owns +1.
                 let obj = cur as *mut ffi::PyObject;
-                ffi::Py_INCREF(obj);
                 drop(held);
                 TVMFFIObjectDecRef(h as *mut c_void);
                 return obj;
@@ -332,13 +333,10 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                 // The class for this type changed: drop the kept memory.
                 held.publish(0);
                 discard = kept;
-                0
-            } else {
-                // Detached, a wrapper already torn down (count zero), or
-                // InTransit (a teardown half done): a new wrapper, bound below.
-                cur
             }
-        };
+            // Otherwise Detached, a wrapper whose teardown has begun, or
+            // InTransit (a teardown half done): a new wrapper, bound below.
+        }
         if !discard.is_null() {
             discard_kept(discard);
         }
@@ -357,18 +355,20 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
             discard_kept((cur & !TAGS) as *mut ffi::PyObject);
             return obj;
         }
-        if cur == 0 || (cur == seen && cur & TAGS == 0 && tying_lock::dying(cur as *mut ffi::PyObject)) {
-            // Detached, or the canonical wrapper is being torn down: its
-            // teardown will find it is no longer canonical.
+        if cur == 0 {
             held.publish(obj as usize);
-        } else if cur & TAGS == 0 && !tying_lock::dying(cur as *mut ffi::PyObject) {
-            // Another wrapper was bound meanwhile: it stays the one.
-            let other = cur as *mut ffi::PyObject;
-            ffi::Py_INCREF(other);
-            drop(held);
-            ffi::Py_DECREF(obj);
-            return other;
+        } else if cur & TAGS == 0 {
+            if tying_lock::try_incref(cur as *mut ffi::PyObject) {
+                // Another wrapper was bound meanwhile: it stays the one.
+                drop(held);
+                ffi::Py_DECREF(obj);
+                return cur as *mut ffi::PyObject;
+            }
+            // The bound wrapper is being torn down: its teardown will find
+            // it is no longer canonical.
+            held.publish(obj as usize);
         }
+        // Moving or InTransit: the new wrapper stays unbound.
         obj
     }
 }

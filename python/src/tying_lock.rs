@@ -5,17 +5,13 @@
 //! Without it, two threads can return the same handle while a third drops
 //! its wrapper. There, each binding is its own spin-lock (a tag bit taken
 //! with compare-and-swap, see [`crate::binding::Binding::lock`]; critical
-//! sections never call into Python), and a wrapper whose reference count
-//! already reached zero is treated as being torn down: a lookup makes a new
-//! canonical wrapper instead of reviving the dying one ([`dying`], which the
-//! GIL build needs too: `subtype_dealloc` can run Python code after the
-//! count reached zero), and a teardown that finds its wrapper referenced
-//! again gives up ([`resurrected`]). Together these are the try-incref of
-//! the Active hit: the increment happens under the binding's lock only on a
-//! wrapper whose count is not zero, and a teardown racing with it takes the
-//! same lock before it decides. On the GIL build the lock is a plain load
-//! and `resurrected` is always false, so both builds run the same
-//! transition code.
+//! sections never call into Python), and the Active hit takes its reference
+//! with [`try_incref`], which fails on a wrapper whose teardown has begun:
+//! the lookup then makes a new canonical wrapper instead of reviving the
+//! dying one (the GIL build needs that too: `subtype_dealloc` can run
+//! Python code after the count reached zero). On the GIL build the lock is a
+//! plain load and try-incref a check of the count, so both builds run the
+//! same transition code.
 
 use pyo3::ffi;
 
@@ -31,35 +27,58 @@ pub fn spin_wait(spins: &mut u32) {
     }
 }
 
-/// Whether the wrapper's reference count reached zero: its teardown has
-/// begun (or is queued), so it must not be handed out again.
-///
-/// # Safety
-/// `w` is a wrapper whose memory is not freed (a binding names it).
-#[inline(always)]
-pub unsafe fn dying(w: *mut ffi::PyObject) -> bool {
-    // SAFETY: per the caller.
-    unsafe { ffi::Py_REFCNT(w) == 0 }
+#[cfg(Py_GIL_DISABLED)]
+extern "C" {
+    fn tether_try_incref(op: *mut ffi::PyObject) -> std::ffi::c_int;
+    fn tether_enable_try_incref(op: *mut ffi::PyObject);
 }
 
-/// Inside `tp_dealloc`, under the lock: whether another thread took a new
-/// reference to the wrapper after its count reached zero (free-threaded
-/// only; with the GIL `dying` prevents it).
+/// Take a reference to a wrapper a binding names, unless its teardown has
+/// begun (then nothing is taken and the caller makes a new wrapper). On
+/// free-threaded builds this is CPython's weak-reference protocol
+/// (`try_incref.c`); with the GIL the count cannot change meanwhile.
 ///
 /// # Safety
-/// `w` is the wrapper being deallocated.
+/// `w` is a wrapper whose memory is not freed: the caller holds the binding
+/// that names it (its teardown takes that binding before freeing it).
 #[inline(always)]
-pub unsafe fn resurrected(w: *mut ffi::PyObject) -> bool {
+pub unsafe fn try_incref(w: *mut ffi::PyObject) -> bool {
     #[cfg(Py_GIL_DISABLED)]
     {
         // SAFETY: per the caller.
-        unsafe { ffi::Py_REFCNT(w) > 0 }
+        unsafe { tether_try_incref(w) != 0 }
     }
     #[cfg(not(Py_GIL_DISABLED))]
     {
-        let _ = w;
-        false
+        // SAFETY: per the caller.
+        unsafe {
+            // A count of zero: `subtype_dealloc` is running Python code
+            // (finalizers of the wrapper's __dict__ or slots) on the way
+            // to our tp_dealloc.
+            if ffi::Py_REFCNT(w) == 0 {
+                return false;
+            }
+            ffi::Py_INCREF(w);
+        }
+        true
     }
+}
+
+/// Prepare a new wrapper for [`try_incref`] (free-threaded builds: route its
+/// teardown through the atomic merge of its counts). Called on every
+/// wrapper allocation, before any binding can name it.
+///
+/// # Safety
+/// `w` is a live object.
+#[inline(always)]
+pub unsafe fn enable_try_incref(w: *mut ffi::PyObject) {
+    #[cfg(Py_GIL_DISABLED)]
+    // SAFETY: per the caller.
+    unsafe {
+        tether_enable_try_incref(w)
+    }
+    #[cfg(not(Py_GIL_DISABLED))]
+    let _ = w;
 }
 
 /// Add `flags` to a type's flags (an atomic field on free-threaded builds).
