@@ -36,20 +36,12 @@ fn cannot_convert(v: &AnyView<'_>, to: &str) -> Error {
 /// A new instance of `type_index` before its fields are set: the type's
 /// creator, else its `__ffi_new__`.
 fn create_empty(type_index: i32) -> Result<ObjectRef, Error> {
-    let info = type_registry::type_info(type_index).ok_or_else(|| {
-        Error::runtime_error(format!("Check failed: (entry != nullptr) is false: Cannot find type info for type_index={type_index}"))
-    })?;
-    // SAFETY: NULL or a metadata record the registry keeps for the process.
-    if unsafe { info.metadata.as_ref() }.is_some_and(|m| m.creator.is_some()) {
-        return crate::dataclass::create_with_creator(type_index);
+    if type_registry::type_info(type_index).is_none() {
+        return Err(Error::runtime_error(format!(
+            "Check failed: (entry != nullptr) is false: Cannot find type info for type_index={type_index}"
+        )));
     }
-    if let Some(new_fn) = type_registry::attr_value(type_index, b"__ffi_new__") {
-        return Function::from_object(new_fn.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>();
-    }
-    Err(Error::runtime_error(format!(
-        "Type `{}` does not support reflection creation (no native creator or __ffi_new__ type attr)",
-        type_key_of(type_index)
-    )))
+    crate::dataclass::auto_init::create_empty(type_index)
 }
 
 /// `ffi.MakeObjectFromPackedArgs(type, name0, value0, name1, value1, ...)`.

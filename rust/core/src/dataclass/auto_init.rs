@@ -23,9 +23,10 @@
 //! explicit `refl::init<…>`; run-time dataclass types get the same
 //! constructor at registration.
 //!
-//! This module has no unsafe code of its own: instances come from
-//! [`create_empty`] and fields are written through `super::set_field`;
-//! the unsafe reads (field names, the creator call) live in `super`.
+//! The only unsafe code here reads a type's metadata record (kept by the
+//! registry for the process); instances come from [`create_empty`] and
+//! fields are written through `super::set_field`; the other unsafe reads
+//! (field names, the creator call) live in `super`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
@@ -182,14 +183,28 @@ impl Plan {
     }
 }
 
-/// A new instance of `type_index` with every field at its creator's value:
-/// run-time dataclass types zero their slots, other types need a creator
-/// in their metadata (C++ types registered with a default constructor).
+/// A new instance of `type_index` with every field at its creator's value,
+/// as upstream's `CreateEmptyObject`: run-time dataclass types zero their
+/// slots; other types use the creator in their metadata (C++ types
+/// registered with a default constructor), else their `__ffi_new__`
+/// attribute (classes defined through `ffi._PyClassRegisterTypeAttrColumns`).
 pub fn create_empty(type_index: i32) -> Result<ObjectRef, Error> {
     if super::is_dataclass(type_index) {
         return super::new_instance(type_index);
     }
-    super::create_with_creator(type_index)
+    let info = type_registry::type_info(type_index)
+        .ok_or_else(|| Error::value_error(format!("unknown type index {type_index}")))?;
+    // SAFETY: NULL or a metadata record the registry keeps for the process.
+    if unsafe { info.metadata.as_ref() }.is_some_and(|m| m.creator.is_some()) {
+        return super::create_with_creator(type_index);
+    }
+    if let Some(new_fn) = type_registry::attr_value(type_index, b"__ffi_new__") {
+        return Function::from_object(new_fn.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>();
+    }
+    Err(Error::runtime_error(format!(
+        "Type `{}` does not support reflection creation (no native creator or __ffi_new__ type attr)",
+        type_key_of(type_index)
+    )))
 }
 
 /// The generated `__ffi_init__` of `type_index`, analysed now (fields

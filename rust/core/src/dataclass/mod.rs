@@ -33,6 +33,8 @@
 //! reference when non-NULL.
 
 pub mod auto_init;
+pub mod native_field;
+pub mod py_class;
 
 use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
