@@ -106,6 +106,10 @@ unsafe extern "C" fn convert(ctx: *mut c_void, value: *const TVMFFIAny, result: 
 
 // ---- helpers ----------------------------------------------------------------
 
+fn convert_addr() -> i64 {
+    convert as *const () as usize as i64
+}
+
 fn global(name: &str) -> Function {
     Function::get_global(name).unwrap_or_else(|| panic!("{name} is registered"))
 }
@@ -119,7 +123,7 @@ fn getter_for(static_type_index: i32) -> Result<TVMFFIFieldGetter, Error> {
 
 fn setter_for(static_type_index: i32, ctx: usize) -> Result<Function, Error> {
     let make = global("ffi.MakeFieldSetter");
-    let f = make.call(&[Any::from(static_type_index as i64), Any::from(ctx as i64), Any::from(convert as usize as i64)])?;
+    let f = make.call(&[Any::from(static_type_index as i64), Any::from(ctx as i64), Any::from(convert_addr())])?;
     Function::from_object(f.get::<ObjectRef>()?)
 }
 
@@ -413,7 +417,7 @@ fn the_globals_check_their_arguments() -> Result<(), Error> {
     let make = global("ffi.MakeFieldSetter");
     let e = err_of(make.call(&[Any::from(1i64), Any::from(0i64), Any::from(0i64)]));
     assert_eq!(e, ("ValueError".into(), "ffi.MakeFieldSetter: convert_fn is NULL".into()));
-    let e = err_of(make.call(&[Any::from(9i64), Any::from(0i64), Any::from(convert as usize as i64)]));
+    let e = err_of(make.call(&[Any::from(9i64), Any::from(0i64), Any::from(convert_addr())]));
     assert_eq!(e, ("ValueError".into(), "Unsupported field type index for setter: 9".into()));
     let e = err_of(make.call(&[Any::from(1i64)]));
     assert_eq!(
