@@ -1,7 +1,8 @@
 //! Values crossing between Python and the FFI: Python objects to owned
 //! `TVMFFIAny`s, FFI values back to Python (objects through the one return
 //! path, `tie_state::make_ret_object`), errors in both directions, and
-//! Python callables as FFI Functions.
+//! calls from Python into native functions (Python callables called by
+//! native code are in [`crate::callback`]).
 //!
 //! SAFETY invariants of this module: every function taking raw FFI values
 //! runs with the GIL held unless it says otherwise; an [`OwnedAny`] owns one
@@ -140,7 +141,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         // Functions, builtins and bound methods speak none of the
         // conversion protocols (those are looked up on the type): skip
         // the protocol hook.
-        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+        return crate::callback::function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
@@ -155,7 +156,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return error_from_exception(py, obj).map(OwnedAny::from_handle);
     }
     if obj.is_callable() {
-        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+        return crate::callback::function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
 }
@@ -277,7 +278,7 @@ pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyRe
     Ok(OwnedAny(result))
 }
 
-unsafe extern "C" fn release_pyobject(p: *mut c_void) {
+pub unsafe extern "C" fn release_pyobject(p: *mut c_void) {
     if p.is_null() || !exit_park::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
@@ -297,20 +298,6 @@ pub fn opaque_from_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*m
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: the opaque object takes our reference; on failure we drop it.
     let rc = unsafe { TVMFFIObjectCreateOpaque(p as *mut c_void, ti::kTVMFFIOpaquePyObject, Some(release_pyobject), &mut out) };
-    if rc != 0 {
-        // SAFETY: the reference we took above.
-        unsafe { ffi::Py_DECREF(p) };
-        return Err(take_ffi_error(py));
-    }
-    Ok(out as *mut TVMFFIObject)
-}
-
-/// Wrap a Python callable as an FFI Function.
-pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
-    let p = obj.clone().into_ptr();
-    let mut out: *mut c_void = ptr::null_mut();
-    // SAFETY: the function takes our reference, released by its deleter.
-    let rc = unsafe { TVMFFIFunctionCreate(p as *mut c_void, Some(py_safe_call), Some(release_pyobject), &mut out) };
     if rc != 0 {
         // SAFETY: the reference we took above.
         unsafe { ffi::Py_DECREF(p) };
@@ -527,74 +514,20 @@ pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
     }
 }
 
-/// The safe-call entry of Functions made from Python callables.
-unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
-    if !exit_park::python_alive() {
-        let k = CString::new("RuntimeError").unwrap();
-        let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
-        // SAFETY: NUL-terminated strings.
-        unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
-        return -1;
-    }
-    // Take the GIL in a parking frame first: a daemon thread meeting
-    // interpreter exit here (or inside the callable) parks instead of
-    // unwinding through Rust. `with_gil` below then only nests.
-    let gil = exit_park::gil_ensure();
-    let rc = Python::with_gil(|py| {
-        let call = || -> PyResult<OwnedAny> {
-            let n = n.max(0) as usize;
-            // Arguments as new references in a stack array for the common
-            // arities (no tuple, no Vec), a Vec beyond.
-            let mut small = [ptr::null_mut::<ffi::PyObject>(); 8];
-            let mut large = Vec::new();
-            let slots: &mut [*mut ffi::PyObject] = if n <= small.len() {
-                &mut small[..n]
-            } else {
-                large.resize(n, ptr::null_mut());
-                &mut large[..]
-            };
-            let guard = ArgRefs(slots);
-            for i in 0..n {
-                // SAFETY: `n` valid views, per the calling convention.
-                guard.0[i] = unsafe { view_to_py(py, &*args.add(i))? }.into_ptr();
-            }
-            // SAFETY: GIL held; `self_` is the callable we hold a reference on.
-            let ret = unsafe { exit_park::vectorcall(self_ as *mut ffi::PyObject, guard.0) };
-            drop(guard);
-            if ret.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            // SAFETY: a new reference.
-            let ret = unsafe { Bound::from_owned_ptr(py, ret) };
-            match ret.downcast::<crate::RValueRef>() {
-                Ok(r) => move_out(r),
-                Err(_) => py_to_any(py, &ret),
-            }
-        };
-        match call() {
-            Ok(v) => {
-                if !result.is_null() {
-                    // SAFETY: the caller's result slot.
-                    unsafe { *result = v.into_raw() };
-                }
-                0
-            }
-            Err(e) => {
-                raise_into_ffi(py, e);
-                -1
-            }
-        }
-    });
-    // SAFETY: pairs with the ensure above, on this thread.
-    unsafe { ffi::PyGILState_Release(gil) };
-    rc
-}
-
 /// None, and exact ints (that fit), floats and bools as FFI values, with
 /// no subtype checks; None for anything else (converted the long way).
 #[inline]
 fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
-    let p = obj.as_ptr();
+    // SAFETY: a live object; the token proves the GIL.
+    unsafe { plain_value_ptr(obj.as_ptr()) }
+}
+
+/// [`plain_value`] on a raw object pointer.
+///
+/// # Safety
+/// GIL held; `p` live.
+#[inline]
+pub unsafe fn plain_value_ptr(p: *mut ffi::PyObject) -> Option<TVMFFIAny> {
     // SAFETY: type checks and value reads on a live object.
     unsafe {
         let (index, value) = if p == ffi::Py_None() {
@@ -614,22 +547,6 @@ fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
             return None;
         };
         Some(TVMFFIAny { type_index: index, small_str_len: 0, value })
-    }
-}
-
-/// New references to a callback's arguments, released when dropped
-/// (NULL entries are slots not filled yet).
-struct ArgRefs<'a>(&'a mut [*mut ffi::PyObject]);
-
-impl Drop for ArgRefs<'_> {
-    fn drop(&mut self) {
-        for &p in self.0.iter() {
-            if !p.is_null() {
-                // SAFETY: our own reference, GIL held (dropped inside the callback
-                // frame); a `__del__` meeting interpreter exit parks.
-                unsafe { exit_park::decref(p) };
-            }
-        }
     }
 }
 
@@ -781,7 +698,7 @@ impl Drop for OwnedArgs {
 
 /// A callback's result `x._move()`: the handle moves out of `x` into the
 /// result (`x` is left without a handle), as TVM-FFI does.
-fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
+pub fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
     let target = r.get().target.bind(r.py()).clone();
     let h = handle_of(&target)?;
     let o = target.as_ptr() as *mut CObject;
@@ -813,7 +730,7 @@ impl NativeCall {
     /// daemon thread taking the GIL back at interpreter exit must park in
     /// `exit_park`'s frame rather than be unwound through Rust frames.
     /// Python code this thread runs meanwhile (callbacks, deleters) takes
-    /// the GIL itself through `exit_park::gil_ensure`.
+    /// the GIL itself (`tether_park_callback`, `exit_park::gil_ensure`).
     fn run_without_gil(self, _py: Python<'_>) -> c_int {
         // SAFETY: the GIL is held (the token proves it) and is given back
         // on this thread before returning; the pointers are valid (see the

@@ -54,12 +54,40 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
   return r;
 }
 
-PyObject *tether_park_vectorcall(PyObject *callable, PyObject *const *args, size_t nargs) {
-  PyObject *r;
+/* A Python callback run by native code, whole: take the GIL, convert the
+ * arguments, call, release the arguments, convert the result, give the GIL
+ * back. Everything that can run Python code or take the GIL (the ensure, the
+ * call, the decrefs) sits in this one frame, so a callback pays for one
+ * cleanup registration instead of one per CPython call. The two conversions
+ * are Rust functions that return normally (Python code they run themselves,
+ * such as conversion hooks, goes through the parking calls above):
+ *   convert_args(args, nargs, buf, &filled) puts `filled` new references in
+ *     buf and returns 0, or -1 with a Python exception set;
+ *   convert_result(ret, result) converts the call's result (a borrowed
+ *     reference, or NULL with a Python exception set) into the FFI result
+ *     slot and returns 0, or raises the FFI error and returns -1.
+ * The references in buf and the result are released here, in the frame. */
+typedef int (*tether_args_to_py)(const void *args, int nargs, PyObject **buf, int *filled);
+typedef int (*tether_result_to_ffi)(PyObject *ret, void *result);
+
+int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObject **buf, void *result,
+                         tether_args_to_py convert_args, tether_result_to_ffi convert_result) {
+  int rc = -1;
   PARK_BEGIN;
-  r = PyObject_Vectorcall(callable, args, nargs, NULL);
+  PyGILState_STATE gil = PyGILState_Ensure();
+  int filled = 0;
+  PyObject *ret = NULL;
+  if (convert_args(args, nargs, buf, &filled) == 0) {
+    ret = PyObject_Vectorcall(callable, buf, (size_t)nargs, NULL);
+  }
+  for (int i = 0; i < filled; i++) {
+    Py_DECREF(buf[i]);
+  }
+  rc = convert_result(ret, result);
+  Py_XDECREF(ret);
+  PyGILState_Release(gil);
   PARK_END;
-  return r;
+  return rc;
 }
 
 void tether_park_decref(PyObject *o) {

@@ -14,6 +14,7 @@
 
 mod arg_buffer;
 mod binding;
+mod callback;
 mod convert;
 mod descriptor;
 mod dlpack;

@@ -103,7 +103,9 @@ pub fn register(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyR
     Ok(())
 }
 
-fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
+/// The registered class for a type index, without asking the factory
+/// (lock-free for indices in the directory's range).
+pub fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
     let i = usize::try_from(type_index).ok()?;
     let Some(dir) = CLASS_CHUNKS.get(i / CHUNK) else {
         return CLASS_OVERFLOW.lock().unwrap().as_ref()?.get(&type_index).map(|t| t.0);
