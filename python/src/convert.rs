@@ -736,9 +736,9 @@ impl NativeCall {
         // on this thread before returning; the pointers are valid (see the
         // Send impl).
         unsafe {
-            let ts = ffi::PyEval_SaveThread();
+            let gil = exit_park::release_gil();
             let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
-            exit_park::restore_thread(ts);
+            exit_park::reacquire_gil(gil);
             rc
         }
     }

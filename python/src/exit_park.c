@@ -54,9 +54,47 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
   return r;
 }
 
+/* The thread state this thread gave away around a native call
+ * (tether_release_gil), until it takes it back (tether_park_reacquire_gil).
+ * A callback the native code makes on the same thread takes the GIL back
+ * with it directly, PyEval_RestoreThread/PyEval_SaveThread, instead of
+ * PyGILState_Ensure/Release, whose thread-state lookups and counters are a
+ * measurable share of a callback. Nested calls save and restore the previous
+ * value, and a callback taking the GIL back this way clears it until it
+ * gives the GIL away again, so it is non-NULL only while a native call made
+ * through tether_release_gil runs below on this thread's stack and this
+ * thread has not taken the GIL back through it. */
+static _Thread_local PyThreadState *released_ts;
+
+static PyThreadState *current_tstate(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/* PyEval_SaveThread, remembering the thread state; returns the value to
+ * hand to tether_park_reacquire_gil. */
+PyThreadState *tether_release_gil(void) {
+  PyThreadState *prev = released_ts;
+  released_ts = PyEval_SaveThread();
+  return prev;
+}
+
+/* Take back the GIL given away by tether_release_gil (parking the thread if
+ * the interpreter is gone); `prev` is what that call returned. */
+void tether_park_reacquire_gil(PyThreadState *prev) {
+  PyThreadState *ts = released_ts;
+  released_ts = prev;
+  PARK_BEGIN;
+  PyEval_RestoreThread(ts);
+  PARK_END;
+}
+
 /* A Python callback run by native code, whole: take the GIL, convert the
  * arguments, call, release the arguments, convert the result, give the GIL
- * back. Everything that can run Python code or take the GIL (the ensure, the
+ * back. Everything that can run Python code or take the GIL (the take, the
  * call, the decrefs) sits in this one frame, so a callback pays for one
  * cleanup registration instead of one per CPython call. The two conversions
  * are Rust functions that return normally (Python code they run themselves,
@@ -66,7 +104,14 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
  *   convert_result(ret, result) converts the call's result (a borrowed
  *     reference, or NULL with a Python exception set) into the FFI result
  *     slot and returns 0, or raises the FFI error and returns -1.
- * The references in buf and the result are released here, in the frame. */
+ * The references in buf and the result are released here, in the frame.
+ *
+ * The GIL: on a thread that gave it away around the native call now
+ * running, the thread state is at hand (released_ts). It is taken back
+ * with it unless this thread holds the GIL again already (native code in
+ * between took it through PyGILState_Ensure: taking it twice would
+ * deadlock), in which case PyGILState_Ensure nests as it does on any other
+ * thread. */
 typedef int (*tether_args_to_py)(const void *args, int nargs, PyObject **buf, int *filled);
 typedef int (*tether_result_to_ffi)(PyObject *ret, void *result);
 
@@ -74,7 +119,15 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
                          tether_args_to_py convert_args, tether_result_to_ffi convert_result) {
   int rc = -1;
   PARK_BEGIN;
-  PyGILState_STATE gil = PyGILState_Ensure();
+  PyThreadState *ts = released_ts;
+  int direct = ts != NULL && current_tstate() != ts;
+  PyGILState_STATE gil = PyGILState_LOCKED;
+  if (direct) {
+    released_ts = NULL;
+    PyEval_RestoreThread(ts);
+  } else {
+    gil = PyGILState_Ensure();
+  }
   int filled = 0;
   PyObject *ret = NULL;
   if (convert_args(args, nargs, buf, &filled) == 0) {
@@ -85,7 +138,11 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
   }
   rc = convert_result(ret, result);
   Py_XDECREF(ret);
-  PyGILState_Release(gil);
+  if (direct) {
+    released_ts = PyEval_SaveThread();
+  } else {
+    PyGILState_Release(gil);
+  }
   PARK_END;
   return rc;
 }

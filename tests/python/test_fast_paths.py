@@ -3,8 +3,9 @@
 Field reads (the descriptors' C read slot, in-place reads of Any, int and
 object fields), ``a[i]`` on Arrays and Lists (the native subscript slot),
 calls and callbacks with their arguments in inline buffers (up to 8, more
-spilling to the heap), and constructors skipping identity conversions:
-each is checked on the values, identities and errors the slow path gives.
+spilling to the heap), callbacks' raw conversions and their GIL hand-back,
+and constructors skipping identity conversions: each is checked on the
+values, identities and errors the slow path gives.
 """
 
 from typing import Any, Optional
@@ -160,6 +161,70 @@ def test_calls_and_callbacks_with_many_arguments(n):
     if n:
         assert got[0][-1] is leaf
     assert echo(*args) == (args[0] if args else None)
+
+
+def test_callback_arguments_and_results_of_every_kind():
+    leaf, arr, opaque = Leaf(3), tether.Array([Leaf(1)]), object()
+    values = [None, True, False, 7, -(1 << 63), 2.5, "text", "a longer string than seven bytes", b"xy",
+              leaf, arr, opaque, tether.device("cpu")]
+    for v in values:
+        got = []
+        result = apply_n(lambda x: got.append(x) or x, 1, v)
+        assert got[0] == v and result == v and type(got[0]) is type(v) and type(result) is type(v)
+    for v in (leaf, arr, opaque):  # wrappers and opaque objects keep their identity
+        got = []
+        assert apply_n(lambda x: got.append(x) or x, 1, v) is v and got[0] is v
+    assert list(apply_n(lambda x: x, 1, [1, 2])) == [1, 2]
+    # A wrapper that is not alive in Python reaches the callback revived or new.
+    holder = Node(leaf=Leaf(9))
+    assert apply_n(lambda x: x.v, 1, holder.leaf) == 9
+    # Results the general path handles: a move, containers, errors.
+    moved = Leaf(4)
+    out = apply_n(lambda: moved._move(), 1)
+    assert out.v == 4 and tether._ffi.chandle(moved) == 0
+    assert list(apply_n(lambda: [leaf, 1], 1)) == [leaf, 1]
+
+    class Boom(Exception):
+        pass
+
+    err = Boom("no")
+
+    def raises(*a):
+        raise err
+
+    with pytest.raises(Boom) as info:
+        apply_n(raises, 1, leaf)
+    assert info.value is err
+
+
+def test_callbacks_when_native_code_holds_the_gil_or_another_thread_calls(tmp_path):
+    from plugins import build_gil_holder
+
+    mod = tether.load_module(build_gil_holder(tmp_path))
+    # Native code that took the GIL back itself (PyGILState_Ensure) inside a
+    # call made with the GIL released: the callback must not take it again.
+    assert mod.call_with_gil_held(lambda x: x + 1, 41) == 42
+    # Nested: the callback calls native code that calls back again, both ways.
+    assert mod.call_with_gil_held(lambda: apply_n(lambda y: y * 2, 3, 5), ) == 10
+    assert apply_n(lambda: mod.call_with_gil_held(lambda: apply_n(lambda: 8, 2)), 2) == 8
+    # Callbacks on several threads at once, each on its own native call.
+    import threading
+
+    results, errors = [], []
+
+    def work(i):
+        try:
+            for _ in range(200):
+                results.append(apply_n(lambda x: x + i, 3, i))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted(set(results)) == [0, 2, 4, 6]
 
 
 def test_call_argument_conversions_and_errors():
