@@ -1,8 +1,8 @@
 //! Values crossing between Python and the FFI: Python objects to owned
 //! `TVMFFIAny`s, FFI values back to Python (objects through the one return
-//! path, `tie_state::make_ret_object`), errors in both directions, and
-//! calls from Python into native functions (Python callables called by
-//! native code are in [`crate::callback`]).
+//! path, `tie_state::make_ret_object`) and errors in both directions.
+//! Calls from Python into native functions are in [`crate::native_call`], Python
+//! callables called by native code in [`crate::callback`].
 //!
 //! SAFETY invariants of this module: every function taking raw FFI values
 //! runs with the GIL held unless it says otherwise; an [`OwnedAny`] owns one
@@ -13,7 +13,7 @@ use std::ptr;
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
 use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
 use tether_sys::*;
@@ -54,7 +54,7 @@ impl Drop for OwnedAny {
     }
 }
 
-fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
+pub fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
     if rc == 0 {
         Ok(())
     } else {
@@ -550,126 +550,6 @@ pub unsafe fn plain_value_ptr(p: *mut ffi::PyObject) -> Option<TVMFFIAny> {
     }
 }
 
-/// Call an FFI function with Python arguments, releasing the GIL for the
-/// native part.
-///
-/// Wrappers cross as borrowed views (no reference count touched, as
-/// TVM-FFI passes `AnyView`s): the argument tuple keeps each wrapper alive
-/// and the wrapper's `borrows` count keeps its handle from being moved out
-/// by another thread meanwhile. Arguments made with `x._move()` cross as
-/// rvalue references to `x`'s handle slot; the binding is Moving during the
-/// call and settles afterwards whether or not the callee took the handle.
-/// Every conversion that can fail happens before any of this state changes.
-pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-    // SAFETY: a tuple's items, alive as long as the tuple.
-    let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
-    call_function_args(py, f, items)
-}
-
-/// [`call_function`] on borrowed argument pointers (a vectorcall's array
-/// or a tuple's items), which the caller keeps alive for the call.
-pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
-    // Views and which of them we own (released by the guard), inline for
-    // up to 8 arguments.
-    let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
-    let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
-    let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
-    for &p in args {
-        // SAFETY: the caller keeps every argument alive for the call.
-        let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
-        let a: &Bound<'_, PyAny> = &a;
-        if let Some(v) = plain_value(a) {
-            views.push(v, false);
-        } else if registry::is_wrapper(a) {
-            let h = handle_of(a)?;
-            // SAFETY: live handle; the wrapper owns +1 for the whole call.
-            let index = unsafe { (*h).type_index };
-            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
-            borrowed.push(a.as_ptr() as *mut CObject);
-        } else if let Ok(r) = a.downcast::<crate::RValueRef>() {
-            let target = r.get().target.bind(py).clone();
-            let h = handle_of(&target)?;
-            moved.push((views.views.len(), target, h));
-            views.push(TVMFFIAny::NONE, false); // filled in once nothing can fail
-        } else {
-            let v = py_to_any(py, a)?;
-            views.push(v.into_raw(), true);
-        }
-    }
-    let borrowed = borrowed.as_slice();
-    for (_, target, _) in &moved {
-        let o = target.as_ptr() as *mut CObject;
-        // SAFETY: RValueRef only holds wrappers (checked at construction).
-        if borrowed.contains(&o) || unsafe { (*o).borrows.load(std::sync::atomic::Ordering::Acquire) } > 0 {
-            return Err(PyValueError::new_err(format!(
-                "cannot move a {} object that is also passed by reference (in this call or one still running)",
-                type_name(target)
-            )));
-        }
-    }
-    if moved.iter().enumerate().any(|(i, (_, t, _))| moved[..i].iter().any(|(_, u, _)| u.is(t))) {
-        return Err(PyValueError::new_err("the same object is moved twice in one call"));
-    }
-    // SAFETY: GIL held; the wrappers are alive (the tuple holds them) and
-    // own +1 on their handles, which stays so until the settling below.
-    unsafe {
-        for &b in borrowed {
-            (*b).borrows.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        }
-        for (i, target, h) in &moved {
-            tie_state::begin_move(*h, target.as_ptr());
-            let slot = ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle);
-            views.views.as_mut_slice()[*i] = TVMFFIAny {
-                type_index: ti::kTVMFFIObjectRValueRef,
-                small_str_len: 0,
-                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
-            };
-        }
-    }
-    let mut result = TVMFFIAny::NONE;
-    // The GIL is released only around the native call; callbacks into
-    // Python take it back through `py_safe_call`.
-    let slice = views.views.as_mut_slice();
-    let call = NativeCall { f, args: slice.as_mut_ptr(), n: slice.len() as i32, result: &mut result };
-    let rc = call.run_without_gil(py);
-    // SAFETY: GIL held; pairs with the state changes above.
-    unsafe {
-        for (_, target, h) in &moved {
-            tie_state::end_move(*h, target.as_ptr());
-        }
-        for &b in borrowed {
-            (*b).borrows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-        }
-    }
-    drop(views);
-    check(py, rc)?;
-    any_to_py(py, OwnedAny(result))
-}
-
-/// A call's argument views; the ones converted for the call are owned and
-/// released on drop.
-struct ArgViews {
-    views: StackVec<TVMFFIAny, 8>,
-    owned: StackVec<bool, 8>,
-}
-
-impl ArgViews {
-    fn push(&mut self, v: TVMFFIAny, owned: bool) {
-        self.views.push(v);
-        self.owned.push(owned);
-    }
-}
-
-impl Drop for ArgViews {
-    fn drop(&mut self) {
-        for (v, &owned) in self.views.as_slice().iter().zip(self.owned.as_slice()) {
-            if owned {
-                drop(OwnedAny(*v));
-            }
-        }
-    }
-}
-
 /// Owned FFI values for one call, inline for up to 32 (a constructor's
 /// fields), released on drop.
 pub struct OwnedArgs(StackVec<TVMFFIAny, 32>);
@@ -714,34 +594,6 @@ pub fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
         (*o).chandle = ptr::null_mut();
     }
     Ok(OwnedAny::from_handle(h))
-}
-
-/// One native call made with the GIL released.
-struct NativeCall {
-    f: *mut TVMFFIObject,
-    args: *mut TVMFFIAny,
-    n: i32,
-    result: *mut TVMFFIAny,
-}
-
-
-impl NativeCall {
-    /// Run the call with the GIL released. Not pyo3's `allow_threads`: a
-    /// daemon thread taking the GIL back at interpreter exit must park in
-    /// `exit_park`'s frame rather than be unwound through Rust frames.
-    /// Python code this thread runs meanwhile (callbacks, deleters) takes
-    /// the GIL itself (`tether_park_callback`, `exit_park::gil_ensure`).
-    fn run_without_gil(self, _py: Python<'_>) -> c_int {
-        // SAFETY: the GIL is held (the token proves it) and is given back
-        // on this thread before returning; the pointers are valid (see the
-        // Send impl).
-        unsafe {
-            let gil = exit_park::release_gil();
-            let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
-            exit_park::reacquire_gil(gil);
-            rc
-        }
-    }
 }
 
 /// The static class of a wrapper argument, for error messages.

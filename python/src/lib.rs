@@ -14,6 +14,7 @@
 
 mod arg_buffer;
 mod binding;
+mod native_call;
 mod callback;
 mod convert;
 mod descriptor;
@@ -172,7 +173,7 @@ unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut
         if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
             return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(&f))));
         }
-        convert::call_function_args(py, h, args)
+        native_call::call_function_args(py, h, args)
     })();
     match result {
         Ok(v) => v.into_ptr(),
@@ -199,7 +200,22 @@ unsafe extern "C" fn function_vectorcall(
         }
         let n = ffi::PyVectorcall_NARGS(nargsf) as usize;
         let args = if n == 0 { &[][..] } else { std::slice::from_raw_parts(args, n) };
-        call_native(py, callable, args)
+        // Only `function_tp_call` arms this entry, and only on instances
+        // with the FunctionObject layout (wrappers of FunctionBase
+        // subclasses), so the wrapper check of `call_native` is settled:
+        // read the handle directly. A moved-from or non-Function handle
+        // takes `call_native`, which raises.
+        let h = (*(callable as *mut CObject)).chandle;
+        if h.is_null() || (*h).type_index != ti::kTVMFFIFunction {
+            return call_native(py, callable, args);
+        }
+        match native_call::call_function_args(py, h, args) {
+            Ok(v) => v.into_ptr(),
+            Err(e) => {
+                e.restore(py);
+                ptr::null_mut()
+            }
+        }
     }
 }
 
@@ -355,7 +371,7 @@ fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyRe
     if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
         return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(f))));
     }
-    convert::call_function(py, h, args)
+    native_call::call_function(py, h, args)
 }
 
 /// A global function wrapper, or None.

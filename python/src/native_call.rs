@@ -1,0 +1,271 @@
+//! Python calling native functions: arguments as borrowed views, the GIL
+//! released around the native part, the result back through the one return
+//! path.
+//!
+//! SAFETY invariants of this module: every function runs with the GIL held;
+//! argument pointers are kept alive by the caller (a vectorcall's array or a
+//! tuple) for the whole call; a wrapper's `borrows` count is raised for
+//! every call passing its handle as a view and lowered after it.
+
+use std::ffi::{c_int, c_void};
+use std::ptr;
+use std::sync::atomic::Ordering;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use pyo3::ffi;
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
+use tether_sys::*;
+
+use crate::arg_buffer::StackVec;
+use crate::convert::{any_to_py, check, handle_of, plain_value_ptr, py_to_any, type_name, OwnedAny};
+use crate::exit_park;
+use crate::registry;
+use crate::tie_state::{self, CObject};
+
+/// Call an FFI function with Python arguments, releasing the GIL for the
+/// native part.
+///
+/// Wrappers cross as borrowed views (no reference count touched, as
+/// TVM-FFI passes `AnyView`s): the argument tuple keeps each wrapper alive
+/// and the wrapper's `borrows` count keeps its handle from being moved out
+/// by another thread meanwhile. Arguments made with `x._move()` cross as
+/// rvalue references to `x`'s handle slot; the binding is Moving during the
+/// call and settles afterwards whether or not the callee took the handle.
+/// Every conversion that can fail happens before any of this state changes.
+pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    // SAFETY: a tuple's items, alive as long as the tuple.
+    let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
+    call_function_args(py, f, items)
+}
+
+/// [`call_function`] on borrowed argument pointers (a vectorcall's array
+/// or a tuple's items), which the caller keeps alive for the call.
+pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+    if args.len() <= PLAIN_ARGS {
+        if let Some(r) = call_plain(py, f, args) {
+            return r;
+        }
+    }
+    call_general(py, f, args)
+}
+
+/// The most arguments [`call_plain`] takes.
+const PLAIN_ARGS: usize = 8;
+
+/// The common call: up to [`PLAIN_ARGS`] arguments, each a plain value
+/// (None, an exact int that fits, a float, a bool) or a wrapper with a
+/// handle. None when an argument is anything else (nothing has changed
+/// then; [`call_general`] converts them all): no argument is converted
+/// into an owned value, none is moved, so this is [`call_general`] without
+/// its bookkeeping (views on the stack, uninitialised until written; no
+/// ownership flags; no move checks).
+#[inline]
+fn call_plain(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> Option<PyResult<PyObject>> {
+    let mut views = [std::mem::MaybeUninit::<TVMFFIAny>::uninit(); PLAIN_ARGS];
+    let mut borrowed = [ptr::null_mut::<CObject>(); PLAIN_ARGS];
+    let mut n_borrowed = 0;
+    for (slot, &p) in views.iter_mut().zip(args) {
+        // SAFETY: the caller keeps every argument alive for the call; a
+        // wrapper has the CObject layout.
+        let v = unsafe {
+            if let Some(v) = plain_value_ptr(p) {
+                v
+            } else if registry::is_wrapper_ptr(py, p) {
+                let h = (*(p as *mut CObject)).chandle;
+                if h.is_null() {
+                    return None; // moved from: the general path raises
+                }
+                borrowed[n_borrowed] = p as *mut CObject;
+                n_borrowed += 1;
+                TVMFFIAny { type_index: (*h).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
+            } else {
+                return None;
+            }
+        };
+        slot.write(v);
+    }
+    let borrowed = &borrowed[..n_borrowed];
+    // SAFETY: GIL held; the wrappers are alive (the caller holds them).
+    unsafe {
+        for &b in borrowed {
+            borrow(b);
+        }
+    }
+    let mut result = TVMFFIAny::NONE;
+    let call = NativeCall { f, args: views.as_mut_ptr() as *mut TVMFFIAny, n: args.len() as i32, result: &mut result };
+    let rc = call.run_without_gil(py);
+    // SAFETY: GIL held; pairs with the increments above.
+    unsafe {
+        for &b in borrowed {
+            unborrow(b);
+        }
+    }
+    Some(check(py, rc).and_then(|()| any_to_py(py, OwnedAny(result))))
+}
+
+/// A running call passes `o`'s handle as a view: it must not be moved out
+/// meanwhile. The count changes only with the GIL held (an attached thread
+/// state on free-threaded builds, where other threads' calls change it
+/// concurrently, hence the atomic increment there); with the GIL a load and
+/// a store suffice, sparing a locked instruction per wrapper argument.
+///
+/// # Safety
+/// GIL held; `o` a live wrapper. Pair with [`unborrow`].
+#[inline]
+unsafe fn borrow(o: *mut CObject) {
+    // SAFETY: per the caller.
+    let b = unsafe { &(*o).borrows };
+    #[cfg(Py_GIL_DISABLED)]
+    b.fetch_add(1, Ordering::AcqRel);
+    #[cfg(not(Py_GIL_DISABLED))]
+    b.store(b.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+}
+
+/// Undo [`borrow`] once the call returned.
+///
+/// # Safety
+/// GIL held; pairs with an earlier [`borrow`] of `o`.
+#[inline]
+unsafe fn unborrow(o: *mut CObject) {
+    // SAFETY: per the caller.
+    let b = unsafe { &(*o).borrows };
+    #[cfg(Py_GIL_DISABLED)]
+    b.fetch_sub(1, Ordering::AcqRel);
+    #[cfg(not(Py_GIL_DISABLED))]
+    b.store(b.load(Ordering::Relaxed) - 1, Ordering::Relaxed);
+}
+
+/// Any call: arguments converted into owned values where needed, moves.
+fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+    // Views and which of them we own (released by the guard), inline for
+    // up to 8 arguments.
+    let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
+    let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
+    let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
+    for &p in args {
+        // SAFETY: the caller keeps every argument alive for the call.
+        let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
+        let a: &Bound<'_, PyAny> = &a;
+        // SAFETY: a live object.
+        if let Some(v) = unsafe { plain_value_ptr(p) } {
+            views.push(v, false);
+        } else if registry::is_wrapper(a) {
+            let h = handle_of(a)?;
+            // SAFETY: live handle; the wrapper owns +1 for the whole call.
+            let index = unsafe { (*h).type_index };
+            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
+            borrowed.push(a.as_ptr() as *mut CObject);
+        } else if let Ok(r) = a.downcast::<crate::RValueRef>() {
+            let target = r.get().target.bind(py).clone();
+            let h = handle_of(&target)?;
+            moved.push((views.views.len(), target, h));
+            views.push(TVMFFIAny::NONE, false); // filled in once nothing can fail
+        } else {
+            let v = py_to_any(py, a)?;
+            views.push(v.into_raw(), true);
+        }
+    }
+    let borrowed = borrowed.as_slice();
+    for (_, target, _) in &moved {
+        let o = target.as_ptr() as *mut CObject;
+        // SAFETY: RValueRef only holds wrappers (checked at construction).
+        if borrowed.contains(&o) || unsafe { (*o).borrows.load(std::sync::atomic::Ordering::Acquire) } > 0 {
+            return Err(PyValueError::new_err(format!(
+                "cannot move a {} object that is also passed by reference (in this call or one still running)",
+                type_name(target)
+            )));
+        }
+    }
+    if moved.iter().enumerate().any(|(i, (_, t, _))| moved[..i].iter().any(|(_, u, _)| u.is(t))) {
+        return Err(PyValueError::new_err("the same object is moved twice in one call"));
+    }
+    // SAFETY: GIL held; the wrappers are alive (the tuple holds them) and
+    // own +1 on their handles, which stays so until the settling below.
+    unsafe {
+        for &b in borrowed {
+            borrow(b);
+        }
+        for (i, target, h) in &moved {
+            tie_state::begin_move(*h, target.as_ptr());
+            let slot = ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle);
+            views.views.as_mut_slice()[*i] = TVMFFIAny {
+                type_index: ti::kTVMFFIObjectRValueRef,
+                small_str_len: 0,
+                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
+            };
+        }
+    }
+    let mut result = TVMFFIAny::NONE;
+    // The GIL is released only around the native call; callbacks into
+    // Python take it back through `py_safe_call`.
+    let slice = views.views.as_mut_slice();
+    let call = NativeCall { f, args: slice.as_mut_ptr(), n: slice.len() as i32, result: &mut result };
+    let rc = call.run_without_gil(py);
+    // SAFETY: GIL held; pairs with the state changes above.
+    unsafe {
+        for (_, target, h) in &moved {
+            tie_state::end_move(*h, target.as_ptr());
+        }
+        for &b in borrowed {
+            unborrow(b);
+        }
+    }
+    drop(views);
+    check(py, rc)?;
+    any_to_py(py, OwnedAny(result))
+}
+
+/// A call's argument views; the ones converted for the call are owned and
+/// released on drop.
+struct ArgViews {
+    views: StackVec<TVMFFIAny, 8>,
+    owned: StackVec<bool, 8>,
+}
+
+impl ArgViews {
+    fn push(&mut self, v: TVMFFIAny, owned: bool) {
+        self.views.push(v);
+        self.owned.push(owned);
+    }
+}
+
+impl Drop for ArgViews {
+    fn drop(&mut self) {
+        for (v, &owned) in self.views.as_slice().iter().zip(self.owned.as_slice()) {
+            if owned {
+                drop(OwnedAny(*v));
+            }
+        }
+    }
+}
+
+/// One native call made with the GIL released.
+struct NativeCall {
+    f: *mut TVMFFIObject,
+    args: *mut TVMFFIAny,
+    n: i32,
+    result: *mut TVMFFIAny,
+}
+
+
+impl NativeCall {
+    /// Run the call with the GIL released. Not pyo3's `allow_threads`: a
+    /// daemon thread taking the GIL back at interpreter exit must park in
+    /// `exit_park`'s frame rather than be unwound through Rust frames.
+    /// Python code this thread runs meanwhile (callbacks, deleters) takes
+    /// the GIL itself (`tether_park_callback`, `exit_park::gil_ensure`).
+    fn run_without_gil(self, _py: Python<'_>) -> c_int {
+        // SAFETY: the GIL is held (the token proves it) and is given back
+        // on this thread before returning; the pointers are valid (see the
+        // Send impl).
+        unsafe {
+            let gil = exit_park::release_gil();
+            let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
+            exit_park::reacquire_gil(gil);
+            rc
+        }
+    }
+}
+
