@@ -214,9 +214,9 @@ unsafe extern "C" fn callback_result(ret: *mut ffi::PyObject, result: *mut c_voi
         } else {
             // SAFETY: a live object, borrowed for the call.
             let ret = unsafe { pyo3::Borrowed::from_ptr(py, ret) };
-            match ret.downcast::<crate::RValueRef>() {
-                Ok(r) => convert::move_out(r),
-                Err(_) => py_to_any(py, &ret),
+            match crate::as_rvalue_ref(&ret) {
+                Some(r) => convert::move_out(r),
+                None => py_to_any(py, &ret),
             }
         };
         match converted {

@@ -103,6 +103,18 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
         return Ok(OwnedAny::from_handle(h));
     }
+    py_to_any_other(py, obj)
+}
+
+/// [`py_to_any`] for a value that is neither a plain value nor a wrapper
+/// (the caller checked).
+pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+    // Every check below before the tensor one depends on the type alone,
+    // so a type that converted as a tensor and has not changed since goes
+    // straight there (see `dlpack::TensorTypeMemo`).
+    if crate::dlpack::TensorTypeMemo::holds(obj) {
+        return crate::dlpack::tensor_from_py(py, obj, 0, false);
+    }
     if let Some(v) = registry::value_to_any(obj)? {
         return Ok(OwnedAny(v)); // a tether.dtype (a str) or tether.Device
     }
@@ -132,7 +144,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if let Ok(b) = obj.downcast::<PyByteArray>() {
         return new_string(py, &b.to_vec(), true);
     }
-    if obj.is_instance_of::<crate::RValueRef>() {
+    if crate::as_rvalue_ref(obj).is_some() {
         return Err(PyTypeError::new_err(
             "a moved value (x._move()) can only be a call argument or a callback's return value",
         ));
@@ -147,6 +159,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return nested::container_to_any(py, obj);
     }
     if is_tensor_like(obj) {
+        crate::dlpack::TensorTypeMemo::remember(obj);
         return crate::dlpack::tensor_from_py(py, obj, 0, false);
     }
     if let Some(v) = protocol_value(py, obj)? {

@@ -48,14 +48,37 @@ struct ExchangeApi {
 
 /// Per producer type: its exchange table, or NULL when it has none. Holds
 /// a reference to each type so an address is never reused while cached.
-struct ExchangeCache(HashMap<usize, (Py<PyType>, usize)>);
+/// Consulted for every tensor argument, so keyed by the type's address
+/// with a multiplicative hash rather than the default SipHash (no keys
+/// come from outside: they are addresses of live type objects).
+struct ExchangeCache(HashMap<usize, (Py<PyType>, usize), std::hash::BuildHasherDefault<AddressHasher>>);
+
+/// A hasher for object addresses (one `usize` per key).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Fibonacci hashing; addresses are 16-byte aligned, the high bits
+        // of the product are well mixed.
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 static EXCHANGE: Mutex<Option<ExchangeCache>> = Mutex::new(None);
 
 fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     let tp = obj.get_type();
     let key = tp.as_ptr() as usize;
     let mut guard = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::new()));
+    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::default()));
     if let Some((_, api)) = cache.0.get(&key) {
         return *api as *const ExchangeApi;
     }
@@ -78,6 +101,65 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     let api = if api != 0 && unsafe { (*(api as *const ExchangeApi)).version.major } == 1 { api } else { 0 };
     cache.0.insert(key, (tp.unbind(), api));
     api as *const ExchangeApi
+}
+
+/// The last type that converted as a tensor (`convert::py_to_any_other`),
+/// with the version tag CPython gave it then.
+///
+/// Which branch of the conversion a value takes depends, up to the tensor
+/// check, on its type alone: its bases (`isinstance` against int, float,
+/// str, list, …) and its attributes (`__dlpack__`). CPython changes a
+/// type's version tag whenever either changes (assigning an attribute or
+/// `__bases__`, on the type or a base) and never reuses a tag, the
+/// guarantee its own attribute cache relies on; so a value whose type and
+/// valid tag match the memo takes the tensor branch without the checks
+/// before it. One entry suffices for the common loop over one kind of
+/// array. GIL builds only (the GIL guards the entry); free-threaded builds
+/// always run the checks.
+pub struct TensorTypeMemo;
+
+#[cfg(not(Py_GIL_DISABLED))]
+static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<(usize, u32)>> =
+    pyo3::sync::GILProtected::new(std::cell::Cell::new((0, 0)));
+
+impl TensorTypeMemo {
+    /// `obj`'s type, with a valid version tag, if it converts as a tensor.
+    #[cfg(not(Py_GIL_DISABLED))]
+    fn key(obj: &Bound<'_, PyAny>) -> Option<(usize, u32)> {
+        // SAFETY: reading the type slots of a live object's type, GIL held.
+        unsafe {
+            let tp = ffi::Py_TYPE(obj.as_ptr());
+            let tag = (*tp).tp_version_tag;
+            (ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG != 0 && tag != 0).then_some((tp as usize, tag))
+        }
+    }
+
+    /// Whether `obj`'s type is the remembered one, unchanged.
+    #[inline]
+    pub fn holds(obj: &Bound<'_, PyAny>) -> bool {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let memo = TENSOR_TYPE.get(obj.py()).get();
+            memo.0 != 0 && Self::key(obj) == Some(memo)
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            let _ = obj;
+            false
+        }
+    }
+
+    /// Remember `obj`'s type, which has just been found to convert as a
+    /// tensor (the lookup of `__dlpack__` gave it a valid tag if it can
+    /// have one; without one nothing is remembered).
+    pub fn remember(obj: &Bound<'_, PyAny>) {
+        #[cfg(not(Py_GIL_DISABLED))]
+        if let Some(key) = Self::key(obj) {
+            TENSOR_TYPE.get(obj.py()).set(key);
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = obj;
+    }
 }
 
 /// A Tensor for `obj`: a tether Tensor as is, a DLPack capsule, an object
@@ -109,8 +191,11 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
     // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
     // names and the version made once: no kwargs dict per call.
     static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
+    // The keyword name is interned: NumPy's argument parser (and
+    // CPython's) matches interned names by identity and compares strings
+    // only when that fails.
     let (kwnames, version) = KW.get_or_try_init(py, || -> PyResult<_> {
-        Ok((PyTuple::new(py, ["max_version"])?.unbind(), PyTuple::new(py, [1, 3])?.unbind()))
+        Ok((PyTuple::new(py, [pyo3::intern!(py, "max_version")])?.unbind(), PyTuple::new(py, [1, 3])?.unbind()))
     })?;
     let argv = [obj.as_ptr(), version.as_ptr()];
     // SAFETY: a live receiver and argument, the keyword-name tuple matching

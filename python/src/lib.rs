@@ -43,9 +43,34 @@ use convert::{handle_of, OwnedAny};
 use tie_state::CObject;
 
 /// `x._move()`: passes `x`'s handle to a call as an rvalue reference.
+/// Final (no Python subclasses), so its instances are recognised by their
+/// exact type.
 #[pyclass(module = "tether._ffi", frozen)]
 pub struct RValueRef {
     pub target: PyObject,
+}
+
+/// The `RValueRef` type object, recorded at module initialisation: calls
+/// and conversions ask "is this a move?" of every argument that is not a
+/// plain value or a wrapper, and a pointer comparison answers without
+/// pyo3's lazy type lookup and subtype walk.
+static RVALUE_REF_TYPE: std::sync::atomic::AtomicPtr<ffi::PyTypeObject> = std::sync::atomic::AtomicPtr::new(ptr::null_mut());
+
+/// `obj` as an `RValueRef`, if it is one.
+pub fn as_rvalue_ref<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, RValueRef>> {
+    // SAFETY: `obj` is live; an exact match of the final type is an instance.
+    unsafe { is_rvalue_ref_ptr(obj.as_ptr()).then(|| obj.downcast_unchecked::<RValueRef>()) }
+}
+
+/// Whether `obj` is an `RValueRef`.
+///
+/// # Safety
+/// `obj` is a live object.
+#[inline]
+pub unsafe fn is_rvalue_ref_ptr(obj: *mut ffi::PyObject) -> bool {
+    let tp = RVALUE_REF_TYPE.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: reading the type of a live object (per the caller).
+    !tp.is_null() && unsafe { ffi::Py_TYPE(obj) } == tp
 }
 
 fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny>> {
@@ -694,6 +719,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     registry::set_base(py, base);
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
+    RVALUE_REF_TYPE.store(py.get_type::<RValueRef>().as_ptr() as *mut ffi::PyTypeObject, std::sync::atomic::Ordering::Relaxed);
     m.add_class::<descriptor::FieldDescriptor>()?;
     descriptor::install_field_get(&py.get_type::<descriptor::FieldDescriptor>())?;
     m.add_function(wrap_pyfunction!(install_field_get, m)?)?;

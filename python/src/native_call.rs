@@ -19,7 +19,7 @@ use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject}
 use tether_sys::*;
 
 use crate::arg_buffer::StackVec;
-use crate::convert::{any_to_py, check, handle_of, plain_value_ptr, py_to_any, type_name, OwnedAny};
+use crate::convert::{any_to_py, check, handle_of, plain_value_ptr, py_to_any, py_to_any_other, type_name, OwnedAny};
 use crate::exit_park;
 use crate::registry;
 use crate::tie_state::{self, CObject};
@@ -43,48 +43,49 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
 /// [`call_function`] on borrowed argument pointers (a vectorcall's array
 /// or a tuple's items), which the caller keeps alive for the call.
 pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
-    if args.len() <= PLAIN_ARGS {
-        if let Some(r) = call_plain(py, f, args) {
-            return r;
-        }
+    // Moves are rare and need the general path's bookkeeping; they are
+    // found before anything is converted, so no argument is converted twice
+    // (a conversion can have effects: a DLPack capsule is consumed).
+    // SAFETY: the arguments are live (per the caller).
+    if args.len() <= INLINE_ARGS && !args.iter().any(|&p| unsafe { crate::is_rvalue_ref_ptr(p) }) {
+        return call_without_moves(py, f, args);
     }
     call_general(py, f, args)
 }
 
-/// The most arguments [`call_plain`] takes.
-const PLAIN_ARGS: usize = 8;
+/// The most arguments [`call_without_moves`] takes.
+const INLINE_ARGS: usize = 8;
 
-/// The common call: up to [`PLAIN_ARGS`] arguments, each a plain value
-/// (None, an exact int that fits, a float, a bool) or a wrapper with a
-/// handle. None when an argument is anything else (nothing has changed
-/// then; [`call_general`] converts them all): no argument is converted
-/// into an owned value, none is moved, so this is [`call_general`] without
-/// its bookkeeping (views on the stack, uninitialised until written; no
-/// ownership flags; no move checks).
-#[inline]
-fn call_plain(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> Option<PyResult<PyObject>> {
-    let mut views = [std::mem::MaybeUninit::<TVMFFIAny>::uninit(); PLAIN_ARGS];
-    let mut borrowed = [ptr::null_mut::<CObject>(); PLAIN_ARGS];
+/// The common call: up to [`INLINE_ARGS`] arguments, none of them a move.
+/// It is [`call_general`] without the bookkeeping moves need: views on the
+/// stack, uninitialised until written, and which of them are owned in a
+/// bit mask. Plain values (None, an exact int that fits, a float, a bool)
+/// and wrappers are checked first and cross as views; anything else is
+/// converted by `py_to_any_other` into an owned value, released after the
+/// call (or at once when a later conversion fails, before any state
+/// changed).
+fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+    let mut views = InlineViews { views: [std::mem::MaybeUninit::uninit(); INLINE_ARGS], owned: 0 };
+    let mut borrowed = [ptr::null_mut::<CObject>(); INLINE_ARGS];
     let mut n_borrowed = 0;
-    for (slot, &p) in views.iter_mut().zip(args) {
+    for (i, &p) in args.iter().enumerate() {
         // SAFETY: the caller keeps every argument alive for the call; a
         // wrapper has the CObject layout.
         let v = unsafe {
             if let Some(v) = plain_value_ptr(p) {
                 v
             } else if registry::is_wrapper_ptr(py, p) {
-                let h = (*(p as *mut CObject)).chandle;
-                if h.is_null() {
-                    return None; // moved from: the general path raises
-                }
+                let h = handle_of(&pyo3::Borrowed::from_ptr(py, p))?; // raises when moved from
                 borrowed[n_borrowed] = p as *mut CObject;
                 n_borrowed += 1;
                 TVMFFIAny { type_index: (*h).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
             } else {
-                return None;
+                let v = py_to_any_other(py, &pyo3::Borrowed::from_ptr(py, p))?;
+                views.owned |= 1 << i;
+                v.into_raw()
             }
         };
-        slot.write(v);
+        views.views[i].write(v);
     }
     let borrowed = &borrowed[..n_borrowed];
     // SAFETY: GIL held; the wrappers are alive (the caller holds them).
@@ -94,7 +95,7 @@ fn call_plain(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject])
         }
     }
     let mut result = TVMFFIAny::NONE;
-    let call = NativeCall { f, args: views.as_mut_ptr() as *mut TVMFFIAny, n: args.len() as i32, result: &mut result };
+    let call = NativeCall { f, args: views.views.as_mut_ptr() as *mut TVMFFIAny, n: args.len() as i32, result: &mut result };
     let rc = call.run_without_gil(py);
     // SAFETY: GIL held; pairs with the increments above.
     unsafe {
@@ -102,7 +103,27 @@ fn call_plain(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject])
             unborrow(b);
         }
     }
-    Some(check(py, rc).and_then(|()| any_to_py(py, OwnedAny(result))))
+    drop(views);
+    check(py, rc)?;
+    any_to_py(py, OwnedAny(result))
+}
+
+/// The argument views of [`call_without_moves`]; bit `i` of `owned` says
+/// view `i` was written and holds a reference of ours, released on drop.
+struct InlineViews {
+    views: [std::mem::MaybeUninit<TVMFFIAny>; INLINE_ARGS],
+    owned: u8,
+}
+
+impl Drop for InlineViews {
+    fn drop(&mut self) {
+        for i in 0..INLINE_ARGS {
+            if self.owned & (1 << i) != 0 {
+                // SAFETY: an owned view is written before its bit is set.
+                drop(OwnedAny(unsafe { self.views[i].assume_init() }));
+            }
+        }
+    }
 }
 
 /// A running call passes `o`'s handle as a view: it must not be moved out
@@ -157,7 +178,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
             let index = unsafe { (*h).type_index };
             views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
             borrowed.push(a.as_ptr() as *mut CObject);
-        } else if let Ok(r) = a.downcast::<crate::RValueRef>() {
+        } else if let Some(r) = crate::as_rvalue_ref(a) {
             let target = r.get().target.bind(py).clone();
             let h = handle_of(&target)?;
             moved.push((views.views.len(), target, h));

@@ -240,6 +240,60 @@ def test_call_argument_conversions_and_errors():
     assert echo(print) is not None and echo([].append) is not None
 
 
+def test_a_type_that_gains_or_loses_dlpack_converts_accordingly():
+    arr = numpy.arange(4, dtype="float32")
+
+    class Wrapped:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    dlpack = Wrapped.__dlpack__
+    for _ in range(3):  # the type is remembered as a tensor type after the first
+        assert isinstance(echo(Wrapped(arr)), tether.Tensor)
+    del Wrapped.__dlpack__
+    w = Wrapped(arr)
+    assert echo(w) is w  # now an opaque object
+    Wrapped.__dlpack__ = dlpack
+    assert isinstance(echo(Wrapped(arr)), tether.Tensor)
+
+    class Sub(Wrapped):  # remembered, then its base loses __dlpack__
+        pass
+
+    assert isinstance(echo(Sub(arr)), tether.Tensor) and isinstance(echo(Sub(arr)), tether.Tensor)
+    del Wrapped.__dlpack__
+    s = Sub(arr)
+    assert echo(s) is s
+    assert isinstance(echo(arr), tether.Tensor) and echo(3) == 3
+
+
+def test_converted_arguments_are_released_when_a_later_one_fails():
+    leaf = Leaf(1)
+    before = tether._ffi.use_count(leaf)
+
+    class Bad:
+        def __tvm_ffi_value__(self):
+            raise KeyError("bad")
+
+    for _ in range(3):
+        with pytest.raises(KeyError):
+            echo([leaf], numpy.zeros(2), Bad())
+        with pytest.raises(OverflowError):
+            echo([leaf], 1 << 70)
+    assert tether._ffi.use_count(leaf) == before
+    # A capsule is consumed by its conversion: a call that also moves an
+    # argument converts it once, in the general path.
+    cap = numpy.zeros(3).__dlpack__()
+    other = Leaf(2)
+    t = echo(cap, other._move())
+    assert isinstance(t, tether.Tensor) and tether._ffi.chandle(other) != 0
+
+
 def test_numpy_argument_round_trips_as_a_tensor():
     arr = numpy.arange(6, dtype="float32").reshape(2, 3)
     t = echo(arr)
