@@ -221,8 +221,15 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
     // SAFETY: capsule names and pointers are read per the module invariants.
     unsafe {
         let c = cap.as_ptr();
-        if ffi::PyCapsule_IsValid(c, VERSIONED.as_ptr()) == 1 {
-            let managed = ffi::PyCapsule_GetPointer(c, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+        // The name read once and compared here, then handed back to
+        // GetPointer: one string comparison fewer per tensor than asking
+        // PyCapsule_IsValid for each candidate name.
+        let name = if ffi::PyCapsule_CheckExact(c) == 1 { ffi::PyCapsule_GetName(c) } else { ptr::null() };
+        if !name.is_null() && CStr::from_ptr(name) == VERSIONED {
+            let managed = ffi::PyCapsule_GetPointer(c, name) as *mut DLManagedTensorVersioned;
+            if managed.is_null() {
+                return Err(PyErr::fetch(py));
+            }
             let t = adopt_versioned(py, managed, align, contiguous)?;
             ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
             return Ok(t);
