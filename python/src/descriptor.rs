@@ -77,18 +77,38 @@ unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResult<PyObjec
     // SAFETY: per the caller.
     unsafe {
         // With the GIL, an Active binding names a live wrapper that owns
-        // +1 on `h`: hand it out without touching the FFI reference count.
-        // (Free-threaded builds take the one return path, which does the
-        // locking.)
+        // +1 on `h`: hand it out without touching the FFI reference count
+        // (try_incref refuses a wrapper whose count already reached zero,
+        // its teardown under way; the return path then decides, as it
+        // would). Free-threaded builds take the one return path, which
+        // does the locking.
         #[cfg(not(Py_GIL_DISABLED))]
         {
             let cur = Binding::of(h).load();
-            if cur != 0 && cur & TAGS == 0 {
-                return Ok(Py::from_borrowed_ptr(py, cur as *mut ffi::PyObject));
+            if cur != 0 && cur & TAGS == 0 && crate::tying_lock::try_incref(cur as *mut ffi::PyObject) {
+                return Ok(Py::from_owned_ptr(py, cur as *mut ffi::PyObject));
             }
         }
+        // Otherwise (a kept wrapper to revive, none at all) the return path
+        // itself, with the class from the lock-free table: for every object
+        // but strings, bytes and opaque Python objects (which come back as
+        // Python values) `any_to_py` would only dispatch on the type index
+        // to get there. An unregistered type asks the class factory there.
         TVMFFIObjectIncRef(h as *mut c_void);
-        convert::any_to_py(py, OwnedAny::from_handle(h))
+        let index = (*h).type_index;
+        let cls = match index {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject => None,
+            _ => registry::lookup(index),
+        };
+        let Some(cls) = cls else {
+            return convert::any_to_py(py, OwnedAny::from_handle(h));
+        };
+        let obj = crate::tie_state::make_ret_object(h, cls);
+        if obj.is_null() {
+            Err(PyErr::fetch(py))
+        } else {
+            Ok(Py::from_owned_ptr(py, obj))
+        }
     }
 }
 
@@ -190,7 +210,9 @@ unsafe extern "C" fn field_descr_get(
             return desc;
         }
         let py = Python::assume_gil_acquired();
-        let this = Bound::from_borrowed_ptr(py, desc).downcast_into_unchecked::<FieldDescriptor>();
+        // Borrowed: CPython holds the descriptor for the call.
+        let desc = pyo3::Borrowed::from_ptr(py, desc);
+        let this = desc.downcast_unchecked::<FieldDescriptor>();
         let d = this.get();
         let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
             !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
@@ -220,7 +242,7 @@ unsafe extern "C" fn field_descr_get(
                 // The slow path raises the precise error.
                 let obj = Bound::from_borrowed_ptr(py, obj);
                 let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
-                FieldDescriptor::__get__(&this, Some(&obj), owner.as_ref())
+                FieldDescriptor::__get__(this, Some(&obj), owner.as_ref())
             }
         };
         match result {

@@ -46,13 +46,16 @@ def test_field_reads_return_each_kind_of_value():
     n = Node(-5, 2.5, "text that is longer than a small string", True, leaf, leaf)
     assert (n.i, n.f, n.s, n.b) == (-5, 2.5, "text that is longer than a small string", True)
     assert n.a is leaf and n.leaf is leaf and n.a is n.leaf
-    for value in (None, 1 << 40, 1.5, "s", b"bytes", [1, 2], leaf):
+    opaque = object()
+    for value in (None, 1 << 40, 1.5, "s", b"bytes", "a string longer than seven bytes", b"bytes longer than seven",
+                  [1, 2], leaf, opaque):
         n.a = value
         got = n.a
         if isinstance(value, list):
             assert list(got) == value
         else:
-            assert got == value or got is value
+            assert type(got) is type(value) and (got == value or got is value)
+    assert n.a is opaque
     n.leaf = None
     assert n.leaf is None
 
