@@ -234,13 +234,7 @@ unsafe extern "C" fn function_vectorcall(
         if h.is_null() || (*h).type_index != ti::kTVMFFIFunction {
             return call_native(py, callable, args);
         }
-        match native_call::call_function_args(py, h, args) {
-            Ok(v) => v.into_ptr(),
-            Err(e) => {
-                e.restore(py);
-                ptr::null_mut()
-            }
-        }
+        native_call::call_function_raw(py, h, args)
     }
 }
 

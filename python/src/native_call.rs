@@ -43,6 +43,19 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
 /// [`call_function`] on borrowed argument pointers (a vectorcall's array
 /// or a tuple's items), which the caller keeps alive for the call.
 pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+    let r = call_function_raw(py, f, args);
+    if r.is_null() {
+        Err(PyErr::fetch(py))
+    } else {
+        // SAFETY: a new reference.
+        Ok(unsafe { PyObject::from_owned_ptr(py, r) })
+    }
+}
+
+/// [`call_function_args`] for a C entry point: a new reference, or NULL
+/// with the Python exception set (the common call never builds a
+/// `PyResult`, whose moves cost as much as the rest of the wrapping).
+pub fn call_function_raw(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
     // Moves are rare and need the general path's bookkeeping; they are
     // found before anything is converted, so no argument is converted twice
     // (a conversion can have effects: a DLPack capsule is consumed).
@@ -50,7 +63,18 @@ pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi
     if args.len() <= INLINE_ARGS && !args.iter().any(|&p| unsafe { crate::is_rvalue_ref_ptr(p) }) {
         return call_without_moves(py, f, args);
     }
-    call_general(py, f, args)
+    into_raw(py, call_general(py, f, args))
+}
+
+/// A `PyResult` as a C entry point returns it.
+fn into_raw(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
+    match r {
+        Ok(v) => v.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            ptr::null_mut()
+        }
+    }
 }
 
 /// The most arguments [`call_without_moves`] takes.
@@ -64,9 +88,9 @@ const INLINE_ARGS: usize = 8;
 /// converted by `py_to_any_other` into an owned value, released after the
 /// call (or at once when a later conversion fails, before any state
 /// changed).
-fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
     let mut views = InlineViews { views: [std::mem::MaybeUninit::uninit(); INLINE_ARGS], owned: 0 };
-    let mut borrowed = [ptr::null_mut::<CObject>(); INLINE_ARGS];
+    let mut borrowed = [std::mem::MaybeUninit::<*mut CObject>::uninit(); INLINE_ARGS];
     let mut n_borrowed = 0;
     for (i, &p) in args.iter().enumerate() {
         // SAFETY: the caller keeps every argument alive for the call; a
@@ -75,19 +99,27 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
             if let Some(v) = plain_value_ptr(p) {
                 v
             } else if registry::is_wrapper_ptr(py, p) {
-                let h = handle_of(&pyo3::Borrowed::from_ptr(py, p))?; // raises when moved from
-                borrowed[n_borrowed] = p as *mut CObject;
+                let h = match handle_of(&pyo3::Borrowed::from_ptr(py, p)) {
+                    Ok(h) => h,
+                    Err(e) => return into_raw(py, Err(e)), // moved from
+                };
+                borrowed[n_borrowed].write(p as *mut CObject);
                 n_borrowed += 1;
                 TVMFFIAny { type_index: (*h).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
             } else {
-                let v = py_to_any_other(py, &pyo3::Borrowed::from_ptr(py, p))?;
-                views.owned |= 1 << i;
-                v.into_raw()
+                match py_to_any_other(py, &pyo3::Borrowed::from_ptr(py, p)) {
+                    Ok(v) => {
+                        views.owned |= 1 << i;
+                        v.into_raw()
+                    }
+                    Err(e) => return into_raw(py, Err(e)),
+                }
             }
         };
         views.views[i].write(v);
     }
-    let borrowed = &borrowed[..n_borrowed];
+    // SAFETY: the first `n_borrowed` entries were written above.
+    let borrowed = unsafe { std::slice::from_raw_parts(borrowed.as_ptr() as *const *mut CObject, n_borrowed) };
     // SAFETY: GIL held; the wrappers are alive (the caller holds them).
     unsafe {
         for &b in borrowed {
@@ -104,8 +136,33 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
         }
     }
     drop(views);
-    check(py, rc)?;
-    any_to_py(py, OwnedAny(result))
+    if rc != 0 {
+        return into_raw(py, Err(crate::convert::take_ffi_error(py)));
+    }
+    // SAFETY: GIL held; we own the result.
+    unsafe { result_to_py(py, result) }
+}
+
+/// An owned call result as a new reference (NULL with the exception set):
+/// plain values directly, everything else through `any_to_py`.
+///
+/// # Safety
+/// GIL held; the caller owns `result`.
+unsafe fn result_to_py(py: Python<'_>, result: TVMFFIAny) -> *mut ffi::PyObject {
+    // SAFETY: per the caller; the union is read per the type index.
+    unsafe {
+        match result.type_index {
+            ti::kTVMFFINone => {
+                let none = ffi::Py_None();
+                ffi::Py_INCREF(none);
+                none
+            }
+            ti::kTVMFFIInt => ffi::PyLong_FromLongLong(result.value.v_int64),
+            ti::kTVMFFIFloat => ffi::PyFloat_FromDouble(result.value.v_float64),
+            ti::kTVMFFIBool => ffi::PyBool_FromLong((result.value.v_int64 != 0) as _),
+            _ => into_raw(py, any_to_py(py, OwnedAny(result))),
+        }
+    }
 }
 
 /// The argument views of [`call_without_moves`]; bit `i` of `owned` says
@@ -117,11 +174,12 @@ struct InlineViews {
 
 impl Drop for InlineViews {
     fn drop(&mut self) {
-        for i in 0..INLINE_ARGS {
-            if self.owned & (1 << i) != 0 {
-                // SAFETY: an owned view is written before its bit is set.
-                drop(OwnedAny(unsafe { self.views[i].assume_init() }));
-            }
+        let mut owned = self.owned;
+        while owned != 0 {
+            let i = owned.trailing_zeros() as usize;
+            owned &= owned - 1;
+            // SAFETY: an owned view is written before its bit is set.
+            drop(OwnedAny(unsafe { self.views[i].assume_init() }));
         }
     }
 }
