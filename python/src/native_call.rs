@@ -135,7 +135,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
             unborrow(b);
         }
     }
-    drop(views);
+    views.release(); // in place: dropping the struct by value would copy it
     if rc != 0 {
         return into_raw(py, Err(crate::convert::take_ffi_error(py)));
     }
@@ -172,15 +172,22 @@ struct InlineViews {
     owned: u8,
 }
 
-impl Drop for InlineViews {
-    fn drop(&mut self) {
-        let mut owned = self.owned;
+impl InlineViews {
+    /// Release the owned views (once: their bits are cleared).
+    fn release(&mut self) {
+        let mut owned = std::mem::take(&mut self.owned);
         while owned != 0 {
             let i = owned.trailing_zeros() as usize;
             owned &= owned - 1;
             // SAFETY: an owned view is written before its bit is set.
             drop(OwnedAny(unsafe { self.views[i].assume_init() }));
         }
+    }
+}
+
+impl Drop for InlineViews {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
