@@ -54,42 +54,12 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
   return r;
 }
 
-/* The thread state this thread gave away around a native call
- * (tether_release_gil), until it takes it back (tether_park_reacquire_gil).
- * A callback the native code makes on the same thread takes the GIL back
- * with it directly, PyEval_RestoreThread/PyEval_SaveThread, instead of
- * PyGILState_Ensure/Release, whose thread-state lookups and counters are a
- * measurable share of a callback. Nested calls save and restore the previous
- * value, and a callback taking the GIL back this way clears it until it
- * gives the GIL away again, so it is non-NULL only while a native call made
- * through tether_release_gil runs below on this thread's stack and this
- * thread has not taken the GIL back through it. */
-static _Thread_local PyThreadState *released_ts;
-
 static PyThreadState *current_tstate(void) {
 #if PY_VERSION_HEX >= 0x030D0000
   return PyThreadState_GetUnchecked();
 #else
   return _PyThreadState_UncheckedGet();
 #endif
-}
-
-/* PyEval_SaveThread, remembering the thread state; returns the value to
- * hand to tether_park_reacquire_gil. */
-PyThreadState *tether_release_gil(void) {
-  PyThreadState *prev = released_ts;
-  released_ts = PyEval_SaveThread();
-  return prev;
-}
-
-/* Take back the GIL given away by tether_release_gil (parking the thread if
- * the interpreter is gone); `prev` is what that call returned. */
-void tether_park_reacquire_gil(PyThreadState *prev) {
-  PyThreadState *ts = released_ts;
-  released_ts = prev;
-  PARK_BEGIN;
-  PyEval_RestoreThread(ts);
-  PARK_END;
 }
 
 /* A Python callback run by native code, whole: take the GIL, convert the
@@ -106,12 +76,17 @@ void tether_park_reacquire_gil(PyThreadState *prev) {
  *     slot and returns 0, or raises the FFI error and returns -1.
  * The references in buf and the result are released here, in the frame.
  *
- * The GIL: on a thread that gave it away around the native call now
- * running, the thread state is at hand (released_ts). It is taken back
- * with it unless this thread holds the GIL again already (native code in
- * between took it through PyGILState_Ensure: taking it twice would
- * deadlock), in which case PyGILState_Ensure nests as it does on any other
- * thread. */
+ * The GIL, as PyGILState_Ensure/Release take and give it, minus their
+ * bookkeeping: on a thread CPython knows (it has a thread state: the usual
+ * case, a native call made from Python that released the GIL) the thread
+ * state is taken back with PyEval_RestoreThread and given away again with
+ * PyEval_SaveThread, unless this thread holds the GIL already (native code
+ * in between took it back, or never gave it away), when there is nothing
+ * to take. Only a thread without a thread state goes through
+ * PyGILState_Ensure, which creates one. What is skipped is the gilstate
+ * counter's increment and decrement around the callback; the counter only
+ * decides when PyGILState_Release deletes a thread state it created, and
+ * the callback's own Ensure/Release pairs stay balanced without it. */
 typedef int (*tether_args_to_py)(const void *args, int nargs, PyObject **buf, int *filled);
 typedef int (*tether_result_to_ffi)(PyObject *ret, void *result);
 
@@ -119,13 +94,13 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
                          tether_args_to_py convert_args, tether_result_to_ffi convert_result) {
   int rc = -1;
   PARK_BEGIN;
-  PyThreadState *ts = released_ts;
-  int direct = ts != NULL && current_tstate() != ts;
+  PyThreadState *ts = PyGILState_GetThisThreadState();
+  /* 0: the GIL was held already; 1: taken with the thread state; 2: by PyGILState_Ensure. */
+  int taken = ts == NULL ? 2 : current_tstate() != ts;
   PyGILState_STATE gil = PyGILState_LOCKED;
-  if (direct) {
-    released_ts = NULL;
+  if (taken == 1) {
     PyEval_RestoreThread(ts);
-  } else {
+  } else if (taken == 2) {
     gil = PyGILState_Ensure();
   }
   int filled = 0;
@@ -138,9 +113,9 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
   }
   rc = convert_result(ret, result);
   Py_XDECREF(ret);
-  if (direct) {
-    released_ts = PyEval_SaveThread();
-  } else {
+  if (taken == 1) {
+    PyEval_SaveThread();
+  } else if (taken == 2) {
     PyGILState_Release(gil);
   }
   PARK_END;

@@ -34,8 +34,6 @@ pub fn python_alive() -> bool {
 extern "C" {
     fn tether_park_gil_ensure() -> ffi::PyGILState_STATE;
     fn tether_park_restore_thread(ts: *mut ffi::PyThreadState);
-    fn tether_release_gil() -> *mut ffi::PyThreadState;
-    fn tether_park_reacquire_gil(prev: *mut ffi::PyThreadState);
     fn tether_park_call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject, kwargs: *mut ffi::PyObject) -> *mut ffi::PyObject;
     fn tether_park_decref(o: *mut ffi::PyObject);
 }
@@ -54,34 +52,6 @@ pub fn gil_ensure() -> ffi::PyGILState_STATE {
 pub unsafe fn restore_thread(ts: *mut ffi::PyThreadState) {
     // SAFETY: per the caller.
     unsafe { tether_park_restore_thread(ts) }
-}
-
-/// Give the GIL away around a native call (`PyEval_SaveThread`), keeping
-/// the thread state where a callback on this thread finds it (see
-/// `tether_park_callback`). Returns the token for [`reacquire_gil`].
-///
-/// # Safety
-/// GIL held; pair with [`reacquire_gil`] on this thread, with no Python
-/// API call in between (other than through callbacks, which take the GIL
-/// themselves).
-pub unsafe fn release_gil() -> ReleasedGil {
-    // SAFETY: per the caller.
-    ReleasedGil(unsafe { tether_release_gil() })
-}
-
-/// What [`release_gil`] replaced, restored by [`reacquire_gil`].
-#[must_use]
-pub struct ReleasedGil(*mut ffi::PyThreadState);
-
-/// Take back the GIL given away by [`release_gil`], parking the thread if
-/// the interpreter is gone.
-///
-/// # Safety
-/// `token` came from [`release_gil`] on this thread, and calls pair up
-/// innermost first.
-pub unsafe fn reacquire_gil(token: ReleasedGil) {
-    // SAFETY: per the caller.
-    unsafe { tether_park_reacquire_gil(token.0) }
 }
 
 /// Call Python code from the extension (hooks, factories, protocol

@@ -347,9 +347,9 @@ impl NativeCall {
         // on this thread before returning; the pointers are valid (see the
         // Send impl).
         unsafe {
-            let gil = exit_park::release_gil();
+            let ts = ffi::PyEval_SaveThread();
             let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
-            exit_park::reacquire_gil(gil);
+            exit_park::restore_thread(ts);
             rc
         }
     }
