@@ -112,8 +112,8 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     // Every check below before the tensor one depends on the type alone,
     // so a type that converted as a tensor and has not changed since goes
     // straight there (see `dlpack::TensorTypeMemo`).
-    if crate::dlpack::TensorTypeMemo::holds(obj) {
-        return crate::dlpack::tensor_from_py(py, obj, 0, false);
+    if let Some(v) = crate::dlpack::TensorTypeMemo::convert(py, obj) {
+        return v;
     }
     if let Some(v) = registry::value_to_any(obj)? {
         return Ok(OwnedAny(v)); // a tether.dtype (a str) or tether.Device
@@ -159,8 +159,7 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
         return nested::container_to_any(py, obj);
     }
     if is_tensor_like(obj) {
-        crate::dlpack::TensorTypeMemo::remember(obj);
-        return crate::dlpack::tensor_from_py(py, obj, 0, false);
+        return crate::dlpack::TensorTypeMemo::convert_and_remember(py, obj);
     }
     if let Some(v) = protocol_value(py, obj)? {
         return Ok(v);

@@ -104,7 +104,7 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
 }
 
 /// The last type that converted as a tensor (`convert::py_to_any_other`),
-/// with the version tag CPython gave it then.
+/// with the version tag CPython gave it then and its exchange table.
 ///
 /// Which branch of the conversion a value takes depends, up to the tensor
 /// check, on its type alone: its bases (`isinstance` against int, float,
@@ -113,17 +113,19 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
 /// `__bases__`, on the type or a base) and never reuses a tag, the
 /// guarantee its own attribute cache relies on; so a value whose type and
 /// valid tag match the memo takes the tensor branch without the checks
-/// before it. One entry suffices for the common loop over one kind of
-/// array. GIL builds only (the GIL guards the entry); free-threaded builds
-/// always run the checks.
+/// before it, and without looking up its exchange table (cached per type
+/// for good by [`exchange_api`] anyway) or `__dlpack__` again. One entry
+/// suffices for the common loop over one kind of array. GIL builds only
+/// (the GIL guards the entry); free-threaded builds always run the checks.
 pub struct TensorTypeMemo;
 
+/// (type address, version tag, exchange table address); 0 for none.
 #[cfg(not(Py_GIL_DISABLED))]
-static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<(usize, u32)>> =
-    pyo3::sync::GILProtected::new(std::cell::Cell::new((0, 0)));
+static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<(usize, u32, usize)>> =
+    pyo3::sync::GILProtected::new(std::cell::Cell::new((0, 0, 0)));
 
 impl TensorTypeMemo {
-    /// `obj`'s type, with a valid version tag, if it converts as a tensor.
+    /// `obj`'s type and its version tag, if the tag is valid.
     #[cfg(not(Py_GIL_DISABLED))]
     fn key(obj: &Bound<'_, PyAny>) -> Option<(usize, u32)> {
         // SAFETY: reading the type slots of a live object's type, GIL held.
@@ -134,31 +136,36 @@ impl TensorTypeMemo {
         }
     }
 
-    /// Whether `obj`'s type is the remembered one, unchanged.
+    /// The tensor for `obj` if its type is the remembered one, unchanged;
+    /// None otherwise (nothing was done).
     #[inline]
-    pub fn holds(obj: &Bound<'_, PyAny>) -> bool {
+    pub fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Option<PyResult<OwnedAny>> {
         #[cfg(not(Py_GIL_DISABLED))]
         {
-            let memo = TENSOR_TYPE.get(obj.py()).get();
-            memo.0 != 0 && Self::key(obj) == Some(memo)
+            let (tp, tag, api) = TENSOR_TYPE.get(py).get();
+            if tp != 0 && Self::key(obj) == Some((tp, tag)) {
+                return Some(tensor_from_exporter(py, obj, api as *const ExchangeApi, 0, false));
+            }
         }
         #[cfg(Py_GIL_DISABLED)]
-        {
-            let _ = obj;
-            false
-        }
+        let _ = (py, obj);
+        None
     }
 
-    /// Remember `obj`'s type, which has just been found to convert as a
-    /// tensor (the lookup of `__dlpack__` gave it a valid tag if it can
-    /// have one; without one nothing is remembered).
-    pub fn remember(obj: &Bound<'_, PyAny>) {
+    /// The tensor for `obj`, whose type has just been found to convert as
+    /// a tensor (a capsule, or `__dlpack__` on the type), remembering the
+    /// type. Its key is read before the conversion runs any Python code;
+    /// the lookup of `__dlpack__` gave the type a valid tag if it can have
+    /// one (without one nothing is remembered).
+    pub fn convert_and_remember(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+        // SAFETY: a type check on a live object.
+        let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
+        let api = if capsule { ptr::null() } else { exchange_api(obj) };
         #[cfg(not(Py_GIL_DISABLED))]
-        if let Some(key) = Self::key(obj) {
-            TENSOR_TYPE.get(obj.py()).set(key);
+        if let Some((tp, tag)) = Self::key(obj) {
+            TENSOR_TYPE.get(py).set((tp, tag, api as usize));
         }
-        #[cfg(Py_GIL_DISABLED)]
-        let _ = obj;
+        tensor_from_exporter(py, obj, api, 0, false)
     }
 }
 
@@ -170,6 +177,34 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
         return from_capsule(py, obj, align, contiguous);
     }
     let api = exchange_api(obj);
+    let name = pyo3::intern!(py, "__dlpack__");
+    let exports = !api.is_null() && {
+        // SAFETY: the producer's own table.
+        unsafe { (*api).managed_tensor_from_py_object_no_sync.is_some() }
+    };
+    if !exports && !convert::type_has_attr(obj, name) && !obj.hasattr(name)? {
+        return Err(PyTypeError::new_err(format!(
+            "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
+            convert::type_name(obj)
+        )));
+    }
+    tensor_from_exporter(py, obj, api, align, contiguous)
+}
+
+/// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
+/// (its type's exchange table, or NULL) when that can export, else by
+/// `__dlpack__`, which the caller found it has.
+fn tensor_from_exporter(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    api: *const ExchangeApi,
+    align: i32,
+    contiguous: bool,
+) -> PyResult<OwnedAny> {
+    // SAFETY: a type check on a live object.
+    if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
+        return from_capsule(py, obj, align, contiguous);
+    }
     if !api.is_null() {
         // SAFETY: the producer's own table, for an object of its type.
         if let Some(export) = unsafe { (*api).managed_tensor_from_py_object_no_sync } {
@@ -182,12 +217,6 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
         }
     }
     let name = pyo3::intern!(py, "__dlpack__");
-    if !convert::type_has_attr(obj, name) && !obj.hasattr(name)? {
-        return Err(PyTypeError::new_err(format!(
-            "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
-            convert::type_name(obj)
-        )));
-    }
     // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
     // names and the version made once: no kwargs dict per call.
     static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
@@ -225,7 +254,7 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
         // GetPointer: one string comparison fewer per tensor than asking
         // PyCapsule_IsValid for each candidate name.
         let name = if ffi::PyCapsule_CheckExact(c) == 1 { ffi::PyCapsule_GetName(c) } else { ptr::null() };
-        if !name.is_null() && CStr::from_ptr(name) == VERSIONED {
+        if !name.is_null() && c_str_is(name, VERSIONED) {
             let managed = ffi::PyCapsule_GetPointer(c, name) as *mut DLManagedTensorVersioned;
             if managed.is_null() {
                 return Err(PyErr::fetch(py));
@@ -249,6 +278,22 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
         ffi::PyErr_Clear();
     }
     Err(PyTypeError::new_err("expected a DLPack capsule named 'dltensor' or 'dltensor_versioned'"))
+}
+
+/// Whether the NUL-terminated `s` is `expected`, compared byte by byte up
+/// to the first difference (no length of `s` taken first).
+///
+/// # Safety
+/// `s` points to a NUL-terminated string.
+unsafe fn c_str_is(s: *const std::ffi::c_char, expected: &CStr) -> bool {
+    for (i, &b) in expected.to_bytes_with_nul().iter().enumerate() {
+        // SAFETY: bytes before `s`'s NUL, or the NUL itself: a mismatch
+        // (or the final NUL) ends the loop before reading past it.
+        if unsafe { *s.add(i) } as u8 != b {
+            return false;
+        }
+    }
+    true
 }
 
 /// Hand a versioned managed tensor to the core (which owns it on success).
