@@ -23,6 +23,7 @@ use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, T
 use tether_sys::*;
 
 use crate::convert::{self, handle_of, OwnedAny};
+#[cfg(not(Py_GIL_DISABLED))] // the Active shortcut of field reads is for GIL builds
 use crate::binding::{Binding, TAGS};
 use crate::registry;
 use crate::tie_state::CObject;
