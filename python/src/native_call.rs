@@ -15,7 +15,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 use pyo3::ffi;
-use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject};
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFunctionCell, TVMFFIObject};
 use tether_sys::*;
 
 use crate::arg_buffer::StackVec;
@@ -347,8 +347,22 @@ impl NativeCall {
         // on this thread before returning; the pointers are valid (see the
         // Send impl).
         unsafe {
+            // A Function's cell follows its header (the C ABI's layout;
+            // TVM-FFI's headers call `safe_call` from it inline too): call
+            // it directly. `TVMFFIFunctionCall` would check the handle, the
+            // arguments and the result slot, all valid here, and then make
+            // this very call. Anything unexpected takes it, to raise.
+            let direct = if !self.f.is_null() && (*self.f).type_index == ti::kTVMFFIFunction {
+                let cell = &*((self.f as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIFunctionCell);
+                cell.safe_call.filter(|_| !self.result.is_null() && self.n >= 0 && (self.n == 0 || !self.args.is_null()))
+            } else {
+                None
+            };
             let ts = ffi::PyEval_SaveThread();
-            let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
+            let rc = match direct {
+                Some(call) => call(self.f as *mut c_void, self.args, self.n, self.result),
+                None => TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result),
+            };
             exit_park::restore_thread(ts);
             rc
         }
