@@ -204,10 +204,20 @@ extern "C" {
     static mut PyMethod_Type: ffi::PyTypeObject;
 }
 
+/// The attribute `name` of type `tp` along its MRO, borrowed; NULL when
+/// absent (no exception).
+///
+/// # Safety
+/// GIL held; `tp` a live type.
+pub unsafe fn type_lookup(tp: *mut ffi::PyTypeObject, name: &Bound<'_, PyString>) -> *mut ffi::PyObject {
+    // SAFETY: per the caller; an interned string.
+    unsafe { _PyType_Lookup(tp, name.as_ptr()) }
+}
+
 /// Whether the type of `obj` has the attribute `name` (no exception on a miss).
 pub fn type_has_attr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
-    // SAFETY: a live object's type and an interned string; the result is only compared.
-    unsafe { !_PyType_Lookup(ffi::Py_TYPE(obj.as_ptr()), name.as_ptr()).is_null() }
+    // SAFETY: a live object's type; the result is only compared.
+    unsafe { !type_lookup(ffi::Py_TYPE(obj.as_ptr()), name).is_null() }
 }
 
 /// A `tether.core.String`/`Bytes` (a `str`/`bytes` subclass) that keeps

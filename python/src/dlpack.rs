@@ -119,10 +119,32 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
 /// (the GIL guards the entry); free-threaded builds always run the checks.
 pub struct TensorTypeMemo;
 
-/// (type address, version tag, exchange table address); 0 for none.
+/// The memo's entry: the type (address and version tag), its exchange
+/// table and its `__dlpack__` method when that can be called unbound; 0 or
+/// NULL for none.
 #[cfg(not(Py_GIL_DISABLED))]
-static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<(usize, u32, usize)>> =
-    pyo3::sync::GILProtected::new(std::cell::Cell::new((0, 0, 0)));
+#[derive(Clone, Copy)]
+struct TensorType {
+    tp: usize,
+    tag: u32,
+    api: *const ExchangeApi,
+    /// A strong reference to the `__dlpack__` method descriptor found on
+    /// the type, when calling it with the value as first argument is what
+    /// `obj.__dlpack__(...)` does: the type has the generic attribute
+    /// lookup, no instance dictionary to shadow the method, and the
+    /// attribute is a method descriptor. That saves the method lookup per
+    /// call (`PyObject_VectorcallMethod`).
+    method: *mut ffi::PyObject,
+}
+
+#[cfg(not(Py_GIL_DISABLED))]
+static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<TensorType>> = pyo3::sync::GILProtected::new(
+    std::cell::Cell::new(TensorType { tp: 0, tag: 0, api: ptr::null(), method: ptr::null_mut() }),
+);
+
+// SAFETY: read and written only with the GIL held (GILProtected).
+#[cfg(not(Py_GIL_DISABLED))]
+unsafe impl Send for TensorType {}
 
 impl TensorTypeMemo {
     /// `obj`'s type and its version tag, if the tag is valid.
@@ -142,9 +164,9 @@ impl TensorTypeMemo {
     pub fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Option<PyResult<OwnedAny>> {
         #[cfg(not(Py_GIL_DISABLED))]
         {
-            let (tp, tag, api) = TENSOR_TYPE.get(py).get();
-            if tp != 0 && Self::key(obj) == Some((tp, tag)) {
-                return Some(tensor_from_exporter(py, obj, api as *const ExchangeApi, 0, false));
+            let m = TENSOR_TYPE.get(py).get();
+            if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, 0, false));
             }
         }
         #[cfg(Py_GIL_DISABLED)]
@@ -163,9 +185,41 @@ impl TensorTypeMemo {
         let api = if capsule { ptr::null() } else { exchange_api(obj) };
         #[cfg(not(Py_GIL_DISABLED))]
         if let Some((tp, tag)) = Self::key(obj) {
-            TENSOR_TYPE.get(py).set((tp, tag, api as usize));
+            let method = if capsule { ptr::null_mut() } else { unbound_dlpack(obj) };
+            let old = TENSOR_TYPE.get(py).replace(TensorType { tp, tag, api, method });
+            if !old.method.is_null() {
+                // SAFETY: the memo's own reference, GIL held; a raw decref
+                // (not a dropped `Py`), the GIL being held without pyo3's
+                // count raised on this path.
+                unsafe { ffi::Py_DECREF(old.method) };
+            }
         }
-        tensor_from_exporter(py, obj, api, 0, false)
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), 0, false)
+    }
+}
+
+/// A new reference to the `__dlpack__` method descriptor of `obj`'s type,
+/// if calling it unbound is exactly `obj.__dlpack__(...)` (see
+/// `TensorType::method`); NULL otherwise.
+///
+/// The slot comparison with `PyObject_GenericGetAttr` (CPython's exported
+/// function) can only err towards "not generic", which keeps the lookup.
+#[cfg(not(Py_GIL_DISABLED))]
+#[allow(unpredictable_function_pointer_comparisons)]
+fn unbound_dlpack(obj: &Bound<'_, PyAny>) -> *mut ffi::PyObject {
+    // SAFETY: reading type slots and a borrowed attribute of a live type,
+    // GIL held; the result is a new reference when non-NULL.
+    unsafe {
+        let tp = ffi::Py_TYPE(obj.as_ptr());
+        if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 {
+            return ptr::null_mut();
+        }
+        let m = convert::type_lookup(tp, pyo3::intern!(obj.py(), "__dlpack__"));
+        if m.is_null() || ffi::PyType_GetFlags(ffi::Py_TYPE(m)) & ffi::Py_TPFLAGS_METHOD_DESCRIPTOR == 0 {
+            return ptr::null_mut();
+        }
+        ffi::Py_INCREF(m);
+        m
     }
 }
 
@@ -188,7 +242,7 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
             convert::type_name(obj)
         )));
     }
-    tensor_from_exporter(py, obj, api, align, contiguous)
+    tensor_from_exporter(py, obj, api, ptr::null_mut(), align, contiguous)
 }
 
 /// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
@@ -198,6 +252,7 @@ fn tensor_from_exporter(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     api: *const ExchangeApi,
+    method: *mut ffi::PyObject,
     align: i32,
     contiguous: bool,
 ) -> PyResult<OwnedAny> {
@@ -228,9 +283,15 @@ fn tensor_from_exporter(
     })?;
     let argv = [obj.as_ptr(), version.as_ptr()];
     // SAFETY: a live receiver and argument, the keyword-name tuple matching
-    // the one keyword argument; a new reference or NULL with an exception.
+    // the one keyword argument; `method`, when given, is the memo's method
+    // descriptor of the receiver's type (see `TensorType::method`). A new
+    // reference or NULL with an exception.
     let raw = unsafe {
-        ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.as_ptr())
+        if method.is_null() {
+            ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.as_ptr())
+        } else {
+            ffi::PyObject_Vectorcall(method, argv.as_ptr(), 1, kwnames.as_ptr())
+        }
     };
     let capsule = if raw.is_null() {
         let e = PyErr::fetch(py);

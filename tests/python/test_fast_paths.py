@@ -275,6 +275,37 @@ def test_a_type_that_gains_or_loses_dlpack_converts_accordingly():
     assert isinstance(echo(arr), tether.Tensor) and echo(3) == 3
 
 
+def test_a_remembered_dlpack_method_is_looked_up_again_when_it_changes():
+    arr = numpy.arange(3, dtype="float32")
+    calls = []
+
+    class Slotted:  # no instance dict: its __dlpack__ can be called unbound
+        __slots__ = ("a",)
+
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            calls.append("first")
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    for _ in range(3):
+        assert isinstance(echo(Slotted(arr)), tether.Tensor)
+    assert calls == ["first"] * 3
+
+    def second(self, **kw):
+        calls.append("second")
+        return self.a.__dlpack__(**kw)
+
+    Slotted.__dlpack__ = second
+    for _ in range(2):
+        assert isinstance(echo(Slotted(arr)), tether.Tensor)
+    assert calls[3:] == ["second", "second"]
+
+
 def test_converted_arguments_are_released_when_a_later_one_fails():
     leaf = Leaf(1)
     before = tether._ffi.use_count(leaf)
