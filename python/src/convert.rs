@@ -1,7 +1,8 @@
 //! Values crossing between Python and the FFI: Python objects to owned
 //! `TVMFFIAny`s, FFI values back to Python (objects through the one return
-//! path, `tie_state::make_ret_object`), errors in both directions, and
-//! Python callables as FFI Functions.
+//! path, `tie_state::make_ret_object`) and errors in both directions.
+//! Calls from Python into native functions are in [`crate::native_call`], Python
+//! callables called by native code in [`crate::callback`].
 //!
 //! SAFETY invariants of this module: every function taking raw FFI values
 //! runs with the GIL held unless it says otherwise; an [`OwnedAny`] owns one
@@ -12,7 +13,7 @@ use std::ptr;
 
 use pyo3::exceptions::{PyOverflowError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
 use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIOpaqueObjectCell};
 use tether_sys::*;
@@ -53,7 +54,7 @@ impl Drop for OwnedAny {
     }
 }
 
-fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
+pub fn check(py: Python<'_>, rc: c_int) -> PyResult<()> {
     if rc == 0 {
         Ok(())
     } else {
@@ -102,6 +103,18 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
         return Ok(OwnedAny::from_handle(h));
     }
+    py_to_any_other(py, obj)
+}
+
+/// [`py_to_any`] for a value that is neither a plain value nor a wrapper
+/// (the caller checked).
+pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+    // Every check below before the tensor one depends on the type alone,
+    // so a type that converted as a tensor and has not changed since goes
+    // straight there (see `dlpack::TensorTypeMemo`).
+    if let Some(v) = crate::dlpack::TensorTypeMemo::convert(py, obj) {
+        return v;
+    }
     if let Some(v) = registry::value_to_any(obj)? {
         return Ok(OwnedAny(v)); // a tether.dtype (a str) or tether.Device
     }
@@ -131,7 +144,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
     if let Ok(b) = obj.downcast::<PyByteArray>() {
         return new_string(py, &b.to_vec(), true);
     }
-    if obj.is_instance_of::<crate::RValueRef>() {
+    if crate::as_rvalue_ref(obj).is_some() {
         return Err(PyTypeError::new_err(
             "a moved value (x._move()) can only be a call argument or a callback's return value",
         ));
@@ -140,13 +153,13 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         // Functions, builtins and bound methods speak none of the
         // conversion protocols (those are looked up on the type): skip
         // the protocol hook.
-        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+        return crate::callback::function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
     }
     if is_tensor_like(obj) {
-        return crate::dlpack::tensor_from_py(py, obj, 0, false);
+        return crate::dlpack::TensorTypeMemo::convert_and_remember(py, obj);
     }
     if let Some(v) = protocol_value(py, obj)? {
         return Ok(v);
@@ -155,7 +168,7 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
         return error_from_exception(py, obj).map(OwnedAny::from_handle);
     }
     if obj.is_callable() {
-        return function_from_callable(py, obj).map(OwnedAny::from_handle);
+        return crate::callback::function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
 }
@@ -191,10 +204,20 @@ extern "C" {
     static mut PyMethod_Type: ffi::PyTypeObject;
 }
 
+/// The attribute `name` of type `tp` along its MRO, borrowed; NULL when
+/// absent (no exception).
+///
+/// # Safety
+/// GIL held; `tp` a live type.
+pub unsafe fn type_lookup(tp: *mut ffi::PyTypeObject, name: &Bound<'_, PyString>) -> *mut ffi::PyObject {
+    // SAFETY: per the caller; an interned string.
+    unsafe { _PyType_Lookup(tp, name.as_ptr()) }
+}
+
 /// Whether the type of `obj` has the attribute `name` (no exception on a miss).
 pub fn type_has_attr(obj: &Bound<'_, PyAny>, name: &Bound<'_, PyString>) -> bool {
-    // SAFETY: a live object's type and an interned string; the result is only compared.
-    unsafe { !_PyType_Lookup(ffi::Py_TYPE(obj.as_ptr()), name.as_ptr()).is_null() }
+    // SAFETY: a live object's type; the result is only compared.
+    unsafe { !type_lookup(ffi::Py_TYPE(obj.as_ptr()), name).is_null() }
 }
 
 /// A `tether.core.String`/`Bytes` (a `str`/`bytes` subclass) that keeps
@@ -277,7 +300,7 @@ pub fn call_builtin(py: Python<'_>, name: &str, mut args: Vec<OwnedAny>) -> PyRe
     Ok(OwnedAny(result))
 }
 
-unsafe extern "C" fn release_pyobject(p: *mut c_void) {
+pub unsafe extern "C" fn release_pyobject(p: *mut c_void) {
     if p.is_null() || !exit_park::python_alive() {
         return; // after interpreter exit the OS reclaims it
     }
@@ -297,20 +320,6 @@ pub fn opaque_from_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*m
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: the opaque object takes our reference; on failure we drop it.
     let rc = unsafe { TVMFFIObjectCreateOpaque(p as *mut c_void, ti::kTVMFFIOpaquePyObject, Some(release_pyobject), &mut out) };
-    if rc != 0 {
-        // SAFETY: the reference we took above.
-        unsafe { ffi::Py_DECREF(p) };
-        return Err(take_ffi_error(py));
-    }
-    Ok(out as *mut TVMFFIObject)
-}
-
-/// Wrap a Python callable as an FFI Function.
-pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
-    let p = obj.clone().into_ptr();
-    let mut out: *mut c_void = ptr::null_mut();
-    // SAFETY: the function takes our reference, released by its deleter.
-    let rc = unsafe { TVMFFIFunctionCreate(p as *mut c_void, Some(py_safe_call), Some(release_pyobject), &mut out) };
     if rc != 0 {
         // SAFETY: the reference we took above.
         unsafe { ffi::Py_DECREF(p) };
@@ -527,74 +536,20 @@ pub fn raise_into_ffi(py: Python<'_>, e: PyErr) {
     }
 }
 
-/// The safe-call entry of Functions made from Python callables.
-unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
-    if !exit_park::python_alive() {
-        let k = CString::new("RuntimeError").unwrap();
-        let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
-        // SAFETY: NUL-terminated strings.
-        unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
-        return -1;
-    }
-    // Take the GIL in a parking frame first: a daemon thread meeting
-    // interpreter exit here (or inside the callable) parks instead of
-    // unwinding through Rust. `with_gil` below then only nests.
-    let gil = exit_park::gil_ensure();
-    let rc = Python::with_gil(|py| {
-        let call = || -> PyResult<OwnedAny> {
-            let n = n.max(0) as usize;
-            // Arguments as new references in a stack array for the common
-            // arities (no tuple, no Vec), a Vec beyond.
-            let mut small = [ptr::null_mut::<ffi::PyObject>(); 8];
-            let mut large = Vec::new();
-            let slots: &mut [*mut ffi::PyObject] = if n <= small.len() {
-                &mut small[..n]
-            } else {
-                large.resize(n, ptr::null_mut());
-                &mut large[..]
-            };
-            let guard = ArgRefs(slots);
-            for i in 0..n {
-                // SAFETY: `n` valid views, per the calling convention.
-                guard.0[i] = unsafe { view_to_py(py, &*args.add(i))? }.into_ptr();
-            }
-            // SAFETY: GIL held; `self_` is the callable we hold a reference on.
-            let ret = unsafe { exit_park::vectorcall(self_ as *mut ffi::PyObject, guard.0) };
-            drop(guard);
-            if ret.is_null() {
-                return Err(PyErr::fetch(py));
-            }
-            // SAFETY: a new reference.
-            let ret = unsafe { Bound::from_owned_ptr(py, ret) };
-            match ret.downcast::<crate::RValueRef>() {
-                Ok(r) => move_out(r),
-                Err(_) => py_to_any(py, &ret),
-            }
-        };
-        match call() {
-            Ok(v) => {
-                if !result.is_null() {
-                    // SAFETY: the caller's result slot.
-                    unsafe { *result = v.into_raw() };
-                }
-                0
-            }
-            Err(e) => {
-                raise_into_ffi(py, e);
-                -1
-            }
-        }
-    });
-    // SAFETY: pairs with the ensure above, on this thread.
-    unsafe { ffi::PyGILState_Release(gil) };
-    rc
-}
-
 /// None, and exact ints (that fit), floats and bools as FFI values, with
 /// no subtype checks; None for anything else (converted the long way).
 #[inline]
 fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
-    let p = obj.as_ptr();
+    // SAFETY: a live object; the token proves the GIL.
+    unsafe { plain_value_ptr(obj.as_ptr()) }
+}
+
+/// [`plain_value`] on a raw object pointer.
+///
+/// # Safety
+/// GIL held; `p` live.
+#[inline]
+pub unsafe fn plain_value_ptr(p: *mut ffi::PyObject) -> Option<TVMFFIAny> {
     // SAFETY: type checks and value reads on a live object.
     unsafe {
         let (index, value) = if p == ffi::Py_None() {
@@ -614,142 +569,6 @@ fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
             return None;
         };
         Some(TVMFFIAny { type_index: index, small_str_len: 0, value })
-    }
-}
-
-/// New references to a callback's arguments, released when dropped
-/// (NULL entries are slots not filled yet).
-struct ArgRefs<'a>(&'a mut [*mut ffi::PyObject]);
-
-impl Drop for ArgRefs<'_> {
-    fn drop(&mut self) {
-        for &p in self.0.iter() {
-            if !p.is_null() {
-                // SAFETY: our own reference, GIL held (dropped inside the callback
-                // frame); a `__del__` meeting interpreter exit parks.
-                unsafe { exit_park::decref(p) };
-            }
-        }
-    }
-}
-
-/// Call an FFI function with Python arguments, releasing the GIL for the
-/// native part.
-///
-/// Wrappers cross as borrowed views (no reference count touched, as
-/// TVM-FFI passes `AnyView`s): the argument tuple keeps each wrapper alive
-/// and the wrapper's `borrows` count keeps its handle from being moved out
-/// by another thread meanwhile. Arguments made with `x._move()` cross as
-/// rvalue references to `x`'s handle slot; the binding is Moving during the
-/// call and settles afterwards whether or not the callee took the handle.
-/// Every conversion that can fail happens before any of this state changes.
-pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
-    // SAFETY: a tuple's items, alive as long as the tuple.
-    let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
-    call_function_args(py, f, items)
-}
-
-/// [`call_function`] on borrowed argument pointers (a vectorcall's array
-/// or a tuple's items), which the caller keeps alive for the call.
-pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
-    // Views and which of them we own (released by the guard), inline for
-    // up to 8 arguments.
-    let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
-    let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
-    let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
-    for &p in args {
-        // SAFETY: the caller keeps every argument alive for the call.
-        let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
-        let a: &Bound<'_, PyAny> = &a;
-        if let Some(v) = plain_value(a) {
-            views.push(v, false);
-        } else if registry::is_wrapper(a) {
-            let h = handle_of(a)?;
-            // SAFETY: live handle; the wrapper owns +1 for the whole call.
-            let index = unsafe { (*h).type_index };
-            views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
-            borrowed.push(a.as_ptr() as *mut CObject);
-        } else if let Ok(r) = a.downcast::<crate::RValueRef>() {
-            let target = r.get().target.bind(py).clone();
-            let h = handle_of(&target)?;
-            moved.push((views.views.len(), target, h));
-            views.push(TVMFFIAny::NONE, false); // filled in once nothing can fail
-        } else {
-            let v = py_to_any(py, a)?;
-            views.push(v.into_raw(), true);
-        }
-    }
-    let borrowed = borrowed.as_slice();
-    for (_, target, _) in &moved {
-        let o = target.as_ptr() as *mut CObject;
-        // SAFETY: RValueRef only holds wrappers (checked at construction).
-        if borrowed.contains(&o) || unsafe { (*o).borrows.load(std::sync::atomic::Ordering::Acquire) } > 0 {
-            return Err(PyValueError::new_err(format!(
-                "cannot move a {} object that is also passed by reference (in this call or one still running)",
-                type_name(target)
-            )));
-        }
-    }
-    if moved.iter().enumerate().any(|(i, (_, t, _))| moved[..i].iter().any(|(_, u, _)| u.is(t))) {
-        return Err(PyValueError::new_err("the same object is moved twice in one call"));
-    }
-    // SAFETY: GIL held; the wrappers are alive (the tuple holds them) and
-    // own +1 on their handles, which stays so until the settling below.
-    unsafe {
-        for &b in borrowed {
-            (*b).borrows.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        }
-        for (i, target, h) in &moved {
-            tie_state::begin_move(*h, target.as_ptr());
-            let slot = ptr::addr_of_mut!((*(target.as_ptr() as *mut CObject)).chandle);
-            views.views.as_mut_slice()[*i] = TVMFFIAny {
-                type_index: ti::kTVMFFIObjectRValueRef,
-                small_str_len: 0,
-                value: TVMFFIAnyValue { v_ptr: slot as *mut c_void },
-            };
-        }
-    }
-    let mut result = TVMFFIAny::NONE;
-    // The GIL is released only around the native call; callbacks into
-    // Python take it back through `py_safe_call`.
-    let slice = views.views.as_mut_slice();
-    let call = NativeCall { f, args: slice.as_mut_ptr(), n: slice.len() as i32, result: &mut result };
-    let rc = call.run_without_gil(py);
-    // SAFETY: GIL held; pairs with the state changes above.
-    unsafe {
-        for (_, target, h) in &moved {
-            tie_state::end_move(*h, target.as_ptr());
-        }
-        for &b in borrowed {
-            (*b).borrows.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-        }
-    }
-    drop(views);
-    check(py, rc)?;
-    any_to_py(py, OwnedAny(result))
-}
-
-/// A call's argument views; the ones converted for the call are owned and
-/// released on drop.
-struct ArgViews {
-    views: StackVec<TVMFFIAny, 8>,
-    owned: StackVec<bool, 8>,
-}
-
-impl ArgViews {
-    fn push(&mut self, v: TVMFFIAny, owned: bool) {
-        self.views.push(v);
-        self.owned.push(owned);
-    }
-}
-
-impl Drop for ArgViews {
-    fn drop(&mut self) {
-        for (v, &owned) in self.views.as_slice().iter().zip(self.owned.as_slice()) {
-            if owned {
-                drop(OwnedAny(*v));
-            }
-        }
     }
 }
 
@@ -781,7 +600,7 @@ impl Drop for OwnedArgs {
 
 /// A callback's result `x._move()`: the handle moves out of `x` into the
 /// result (`x` is left without a handle), as TVM-FFI does.
-fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
+pub fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
     let target = r.get().target.bind(r.py()).clone();
     let h = handle_of(&target)?;
     let o = target.as_ptr() as *mut CObject;
@@ -797,34 +616,6 @@ fn move_out(r: &Bound<'_, crate::RValueRef>) -> PyResult<OwnedAny> {
         (*o).chandle = ptr::null_mut();
     }
     Ok(OwnedAny::from_handle(h))
-}
-
-/// One native call made with the GIL released.
-struct NativeCall {
-    f: *mut TVMFFIObject,
-    args: *mut TVMFFIAny,
-    n: i32,
-    result: *mut TVMFFIAny,
-}
-
-
-impl NativeCall {
-    /// Run the call with the GIL released. Not pyo3's `allow_threads`: a
-    /// daemon thread taking the GIL back at interpreter exit must park in
-    /// `exit_park`'s frame rather than be unwound through Rust frames.
-    /// Python code this thread runs meanwhile (callbacks, deleters) takes
-    /// the GIL itself through `exit_park::gil_ensure`.
-    fn run_without_gil(self, _py: Python<'_>) -> c_int {
-        // SAFETY: the GIL is held (the token proves it) and is given back
-        // on this thread before returning; the pointers are valid (see the
-        // Send impl).
-        unsafe {
-            let ts = ffi::PyEval_SaveThread();
-            let rc = TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result);
-            exit_park::restore_thread(ts);
-            rc
-        }
-    }
 }
 
 /// The static class of a wrapper argument, for error messages.

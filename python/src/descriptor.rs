@@ -23,6 +23,7 @@ use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, T
 use tether_sys::*;
 
 use crate::convert::{self, handle_of, OwnedAny};
+#[cfg(not(Py_GIL_DISABLED))] // the Active shortcut of field reads is for GIL builds
 use crate::binding::{Binding, TAGS};
 use crate::registry;
 use crate::tie_state::CObject;
@@ -69,42 +70,75 @@ impl DirectRead {
     }
 }
 
-/// The wrapper for the object `h` stored in a field (borrowed from it).
+/// The wrapper for the object `h` stored in a field (borrowed from it): a
+/// new reference, or NULL with the Python exception set. Raw pointers from
+/// end to end, as the read slot returns them: a `PyResult` on this path
+/// costs as much in moves as the rest of an Active read.
 ///
 /// # Safety
 /// GIL held; `h` a live object kept alive by the field for the call.
-unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResult<PyObject> {
+unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObject {
     // SAFETY: per the caller.
     unsafe {
         // With the GIL, an Active binding names a live wrapper that owns
-        // +1 on `h`: hand it out without touching the FFI reference count.
-        // (Free-threaded builds take the one return path, which does the
-        // locking.)
+        // +1 on `h`: hand it out without touching the FFI reference count
+        // (try_incref refuses a wrapper whose count already reached zero,
+        // its teardown under way; the return path then decides, as it
+        // would). Free-threaded builds take the one return path, which
+        // does the locking.
         #[cfg(not(Py_GIL_DISABLED))]
         {
             let cur = Binding::of(h).load();
-            if cur != 0 && cur & TAGS == 0 {
-                return Ok(Py::from_borrowed_ptr(py, cur as *mut ffi::PyObject));
+            if cur != 0 && cur & TAGS == 0 && crate::tying_lock::try_incref(cur as *mut ffi::PyObject) {
+                return cur as *mut ffi::PyObject;
             }
         }
+        // Otherwise (a kept wrapper to revive, none at all) the return path
+        // itself, with the class from the lock-free table: for every object
+        // but strings, bytes and opaque Python objects (which come back as
+        // Python values) `any_to_py` would only dispatch on the type index
+        // to get there. An unregistered type asks the class factory there.
         TVMFFIObjectIncRef(h as *mut c_void);
-        convert::any_to_py(py, OwnedAny::from_handle(h))
+        let index = (*h).type_index;
+        let cls = match index {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject => None,
+            _ => registry::lookup(index),
+        };
+        match cls {
+            // NULL with the exception set on failure, as returned.
+            Some(cls) => crate::tie_state::make_ret_object(h, cls),
+            None => into_raw(py, convert::any_to_py(py, OwnedAny::from_handle(h))),
+        }
     }
 }
 
-/// Read a field in place (a `direct` other than `Getter`).
+/// A `PyResult` as the read slot returns it.
+fn into_raw(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
+    match r {
+        Ok(v) => v.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            std::ptr::null_mut()
+        }
+    }
+}
+
+/// Read a field in place (a `direct` other than `Getter`): a new
+/// reference, or NULL with the Python exception set.
 ///
 /// # Safety
 /// GIL held; `addr` is the field's address in a live object of its type.
-unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> PyResult<PyObject> {
+unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> *mut ffi::PyObject {
     // SAFETY: per the caller; the storage is as `DirectRead::of` found it.
     unsafe {
         match direct {
-            DirectRead::Int => Ok((*(addr as *const i64)).into_pyobject(py)?.into_any().unbind()),
+            DirectRead::Int => ffi::PyLong_FromLongLong(*(addr as *const i64)),
             DirectRead::Object => {
                 let h = *(addr as *const *mut TVMFFIObject);
                 if h.is_null() {
-                    Ok(py.None())
+                    let none = ffi::Py_None();
+                    ffi::Py_INCREF(none);
+                    none
                 } else {
                     object_to_py(py, h)
                 }
@@ -118,7 +152,7 @@ unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> PyRe
                 {
                     object_to_py(py, v.value.v_obj)
                 } else {
-                    convert::view_to_py(py, v)
+                    into_raw(py, convert::view_to_py(py, v))
                 }
             }
         }
@@ -190,7 +224,9 @@ unsafe extern "C" fn field_descr_get(
             return desc;
         }
         let py = Python::assume_gil_acquired();
-        let this = Bound::from_borrowed_ptr(py, desc).downcast_into_unchecked::<FieldDescriptor>();
+        // Borrowed: CPython holds the descriptor for the call.
+        let desc = pyo3::Borrowed::from_ptr(py, desc);
+        let this = desc.downcast_unchecked::<FieldDescriptor>();
         let d = this.get();
         let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
             !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
@@ -198,7 +234,7 @@ unsafe extern "C" fn field_descr_get(
         // Free-threaded: in-place reads race other threads' writes, so
         // reads take the value through its getter under the field lock.
         let direct = if cfg!(Py_GIL_DISABLED) && d.info().getter.is_some() { DirectRead::Getter } else { d.direct };
-        let result = match (fast, d.info().getter) {
+        match (fast, d.info().getter) {
             (Some(h), _) if direct != DirectRead::Getter => {
                 // SAFETY: as below: the field is inside the checked object.
                 read_direct(py, d.direct, (h as *mut u8).add(d.info().offset as usize))
@@ -211,23 +247,16 @@ unsafe extern "C" fn field_descr_get(
                 let rc = getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out);
                 drop(guard);
                 if rc != 0 {
-                    Err(convert::take_ffi_error(py))
+                    into_raw(py, Err(convert::take_ffi_error(py)))
                 } else {
-                    convert::any_to_py(py, OwnedAny(out))
+                    into_raw(py, convert::any_to_py(py, OwnedAny(out)))
                 }
             }
             _ => {
                 // The slow path raises the precise error.
                 let obj = Bound::from_borrowed_ptr(py, obj);
                 let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
-                FieldDescriptor::__get__(&this, Some(&obj), owner.as_ref())
-            }
-        };
-        match result {
-            Ok(v) => v.into_ptr(),
-            Err(e) => {
-                e.restore(py);
-                std::ptr::null_mut()
+                into_raw(py, FieldDescriptor::__get__(this, Some(&obj), owner.as_ref()))
             }
         }
     }

@@ -48,14 +48,37 @@ struct ExchangeApi {
 
 /// Per producer type: its exchange table, or NULL when it has none. Holds
 /// a reference to each type so an address is never reused while cached.
-struct ExchangeCache(HashMap<usize, (Py<PyType>, usize)>);
+/// Consulted for every tensor argument, so keyed by the type's address
+/// with a multiplicative hash rather than the default SipHash (no keys
+/// come from outside: they are addresses of live type objects).
+struct ExchangeCache(HashMap<usize, (Py<PyType>, usize), std::hash::BuildHasherDefault<AddressHasher>>);
+
+/// A hasher for object addresses (one `usize` per key).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+    fn write_usize(&mut self, n: usize) {
+        // Fibonacci hashing; addresses are 16-byte aligned, the high bits
+        // of the product are well mixed.
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 static EXCHANGE: Mutex<Option<ExchangeCache>> = Mutex::new(None);
 
 fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     let tp = obj.get_type();
     let key = tp.as_ptr() as usize;
     let mut guard = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::new()));
+    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::default()));
     if let Some((_, api)) = cache.0.get(&key) {
         return *api as *const ExchangeApi;
     }
@@ -80,6 +103,126 @@ fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     api as *const ExchangeApi
 }
 
+/// The last type that converted as a tensor (`convert::py_to_any_other`),
+/// with the version tag CPython gave it then and its exchange table.
+///
+/// Which branch of the conversion a value takes depends, up to the tensor
+/// check, on its type alone: its bases (`isinstance` against int, float,
+/// str, list, …) and its attributes (`__dlpack__`). CPython changes a
+/// type's version tag whenever either changes (assigning an attribute or
+/// `__bases__`, on the type or a base) and never reuses a tag, the
+/// guarantee its own attribute cache relies on; so a value whose type and
+/// valid tag match the memo takes the tensor branch without the checks
+/// before it, and without looking up its exchange table (cached per type
+/// for good by [`exchange_api`] anyway) or `__dlpack__` again. One entry
+/// suffices for the common loop over one kind of array. GIL builds only
+/// (the GIL guards the entry); free-threaded builds always run the checks.
+pub struct TensorTypeMemo;
+
+/// The memo's entry: the type (address and version tag), its exchange
+/// table and its `__dlpack__` method when that can be called unbound; 0 or
+/// NULL for none.
+#[cfg(not(Py_GIL_DISABLED))]
+#[derive(Clone, Copy)]
+struct TensorType {
+    tp: usize,
+    tag: u32,
+    api: *const ExchangeApi,
+    /// A strong reference to the `__dlpack__` method descriptor found on
+    /// the type, when calling it with the value as first argument is what
+    /// `obj.__dlpack__(...)` does: the type has the generic attribute
+    /// lookup, no instance dictionary to shadow the method, and the
+    /// attribute is a method descriptor. That saves the method lookup per
+    /// call (`PyObject_VectorcallMethod`).
+    method: *mut ffi::PyObject,
+}
+
+#[cfg(not(Py_GIL_DISABLED))]
+static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<TensorType>> = pyo3::sync::GILProtected::new(
+    std::cell::Cell::new(TensorType { tp: 0, tag: 0, api: ptr::null(), method: ptr::null_mut() }),
+);
+
+// SAFETY: read and written only with the GIL held (GILProtected).
+#[cfg(not(Py_GIL_DISABLED))]
+unsafe impl Send for TensorType {}
+
+impl TensorTypeMemo {
+    /// `obj`'s type and its version tag, if the tag is valid.
+    #[cfg(not(Py_GIL_DISABLED))]
+    fn key(obj: &Bound<'_, PyAny>) -> Option<(usize, u32)> {
+        // SAFETY: reading the type slots of a live object's type, GIL held.
+        unsafe {
+            let tp = ffi::Py_TYPE(obj.as_ptr());
+            let tag = (*tp).tp_version_tag;
+            (ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG != 0 && tag != 0).then_some((tp as usize, tag))
+        }
+    }
+
+    /// The tensor for `obj` if its type is the remembered one, unchanged;
+    /// None otherwise (nothing was done).
+    #[inline]
+    pub fn convert(py: Python<'_>, obj: &Bound<'_, PyAny>) -> Option<PyResult<OwnedAny>> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let m = TENSOR_TYPE.get(py).get();
+            if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, 0, false));
+            }
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = (py, obj);
+        None
+    }
+
+    /// The tensor for `obj`, whose type has just been found to convert as
+    /// a tensor (a capsule, or `__dlpack__` on the type), remembering the
+    /// type. Its key is read before the conversion runs any Python code;
+    /// the lookup of `__dlpack__` gave the type a valid tag if it can have
+    /// one (without one nothing is remembered).
+    pub fn convert_and_remember(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+        // SAFETY: a type check on a live object.
+        let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
+        let api = if capsule { ptr::null() } else { exchange_api(obj) };
+        #[cfg(not(Py_GIL_DISABLED))]
+        if let Some((tp, tag)) = Self::key(obj) {
+            let method = if capsule { ptr::null_mut() } else { unbound_dlpack(obj) };
+            let old = TENSOR_TYPE.get(py).replace(TensorType { tp, tag, api, method });
+            if !old.method.is_null() {
+                // SAFETY: the memo's own reference, GIL held; a raw decref
+                // (not a dropped `Py`), the GIL being held without pyo3's
+                // count raised on this path.
+                unsafe { ffi::Py_DECREF(old.method) };
+            }
+        }
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), 0, false)
+    }
+}
+
+/// A new reference to the `__dlpack__` method descriptor of `obj`'s type,
+/// if calling it unbound is exactly `obj.__dlpack__(...)` (see
+/// `TensorType::method`); NULL otherwise.
+///
+/// The slot comparison with `PyObject_GenericGetAttr` (CPython's exported
+/// function) can only err towards "not generic", which keeps the lookup.
+#[cfg(not(Py_GIL_DISABLED))]
+#[allow(unpredictable_function_pointer_comparisons)]
+fn unbound_dlpack(obj: &Bound<'_, PyAny>) -> *mut ffi::PyObject {
+    // SAFETY: reading type slots and a borrowed attribute of a live type,
+    // GIL held; the result is a new reference when non-NULL.
+    unsafe {
+        let tp = ffi::Py_TYPE(obj.as_ptr());
+        if (*tp).tp_getattro != Some(ffi::PyObject_GenericGetAttr) || (*tp).tp_dictoffset != 0 {
+            return ptr::null_mut();
+        }
+        let m = convert::type_lookup(tp, pyo3::intern!(obj.py(), "__dlpack__"));
+        if m.is_null() || ffi::PyType_GetFlags(ffi::Py_TYPE(m)) & ffi::Py_TPFLAGS_METHOD_DESCRIPTOR == 0 {
+            return ptr::null_mut();
+        }
+        ffi::Py_INCREF(m);
+        m
+    }
+}
+
 /// A Tensor for `obj`: a tether Tensor as is, a DLPack capsule, an object
 /// publishing the exchange table, or any object with `__dlpack__`.
 pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
@@ -88,6 +231,35 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
         return from_capsule(py, obj, align, contiguous);
     }
     let api = exchange_api(obj);
+    let name = pyo3::intern!(py, "__dlpack__");
+    let exports = !api.is_null() && {
+        // SAFETY: the producer's own table.
+        unsafe { (*api).managed_tensor_from_py_object_no_sync.is_some() }
+    };
+    if !exports && !convert::type_has_attr(obj, name) && !obj.hasattr(name)? {
+        return Err(PyTypeError::new_err(format!(
+            "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
+            convert::type_name(obj)
+        )));
+    }
+    tensor_from_exporter(py, obj, api, ptr::null_mut(), align, contiguous)
+}
+
+/// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
+/// (its type's exchange table, or NULL) when that can export, else by
+/// `__dlpack__`, which the caller found it has.
+fn tensor_from_exporter(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    api: *const ExchangeApi,
+    method: *mut ffi::PyObject,
+    align: i32,
+    contiguous: bool,
+) -> PyResult<OwnedAny> {
+    // SAFETY: a type check on a live object.
+    if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
+        return from_capsule(py, obj, align, contiguous);
+    }
     if !api.is_null() {
         // SAFETY: the producer's own table, for an object of its type.
         if let Some(export) = unsafe { (*api).managed_tensor_from_py_object_no_sync } {
@@ -100,23 +272,26 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
         }
     }
     let name = pyo3::intern!(py, "__dlpack__");
-    if !convert::type_has_attr(obj, name) && !obj.hasattr(name)? {
-        return Err(PyTypeError::new_err(format!(
-            "expected a tensor (an object with __dlpack__, or a DLPack capsule), got {}",
-            convert::type_name(obj)
-        )));
-    }
     // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
     // names and the version made once: no kwargs dict per call.
     static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
+    // The keyword name is interned: NumPy's argument parser (and
+    // CPython's) matches interned names by identity and compares strings
+    // only when that fails.
     let (kwnames, version) = KW.get_or_try_init(py, || -> PyResult<_> {
-        Ok((PyTuple::new(py, ["max_version"])?.unbind(), PyTuple::new(py, [1, 3])?.unbind()))
+        Ok((PyTuple::new(py, [pyo3::intern!(py, "max_version")])?.unbind(), PyTuple::new(py, [1, 3])?.unbind()))
     })?;
     let argv = [obj.as_ptr(), version.as_ptr()];
     // SAFETY: a live receiver and argument, the keyword-name tuple matching
-    // the one keyword argument; a new reference or NULL with an exception.
+    // the one keyword argument; `method`, when given, is the memo's method
+    // descriptor of the receiver's type (see `TensorType::method`). A new
+    // reference or NULL with an exception.
     let raw = unsafe {
-        ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.as_ptr())
+        if method.is_null() {
+            ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames.as_ptr())
+        } else {
+            ffi::PyObject_Vectorcall(method, argv.as_ptr(), 1, kwnames.as_ptr())
+        }
     };
     let capsule = if raw.is_null() {
         let e = PyErr::fetch(py);
@@ -136,8 +311,15 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
     // SAFETY: capsule names and pointers are read per the module invariants.
     unsafe {
         let c = cap.as_ptr();
-        if ffi::PyCapsule_IsValid(c, VERSIONED.as_ptr()) == 1 {
-            let managed = ffi::PyCapsule_GetPointer(c, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
+        // The name read once and compared here, then handed back to
+        // GetPointer: one string comparison fewer per tensor than asking
+        // PyCapsule_IsValid for each candidate name.
+        let name = if ffi::PyCapsule_CheckExact(c) == 1 { ffi::PyCapsule_GetName(c) } else { ptr::null() };
+        if !name.is_null() && c_str_is(name, VERSIONED) {
+            let managed = ffi::PyCapsule_GetPointer(c, name) as *mut DLManagedTensorVersioned;
+            if managed.is_null() {
+                return Err(PyErr::fetch(py));
+            }
             let t = adopt_versioned(py, managed, align, contiguous)?;
             ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
             return Ok(t);
@@ -157,6 +339,22 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
         ffi::PyErr_Clear();
     }
     Err(PyTypeError::new_err("expected a DLPack capsule named 'dltensor' or 'dltensor_versioned'"))
+}
+
+/// Whether the NUL-terminated `s` is `expected`, compared byte by byte up
+/// to the first difference (no length of `s` taken first).
+///
+/// # Safety
+/// `s` points to a NUL-terminated string.
+unsafe fn c_str_is(s: *const std::ffi::c_char, expected: &CStr) -> bool {
+    for (i, &b) in expected.to_bytes_with_nul().iter().enumerate() {
+        // SAFETY: bytes before `s`'s NUL, or the NUL itself: a mismatch
+        // (or the final NUL) ends the loop before reading past it.
+        if unsafe { *s.add(i) } as u8 != b {
+            return false;
+        }
+    }
+    true
 }
 
 /// Hand a versioned managed tensor to the core (which owns it on success).

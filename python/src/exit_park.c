@@ -54,12 +54,72 @@ PyObject *tether_park_call(PyObject *callable, PyObject *args, PyObject *kwargs)
   return r;
 }
 
-PyObject *tether_park_vectorcall(PyObject *callable, PyObject *const *args, size_t nargs) {
-  PyObject *r;
+static PyThreadState *current_tstate(void) {
+#if PY_VERSION_HEX >= 0x030D0000
+  return PyThreadState_GetUnchecked();
+#else
+  return _PyThreadState_UncheckedGet();
+#endif
+}
+
+/* A Python callback run by native code, whole: take the GIL, convert the
+ * arguments, call, release the arguments, convert the result, give the GIL
+ * back. Everything that can run Python code or take the GIL (the take, the
+ * call, the decrefs) sits in this one frame, so a callback pays for one
+ * cleanup registration instead of one per CPython call. The two conversions
+ * are Rust functions that return normally (Python code they run themselves,
+ * such as conversion hooks, goes through the parking calls above):
+ *   convert_args(args, nargs, buf, &filled) puts `filled` new references in
+ *     buf and returns 0, or -1 with a Python exception set;
+ *   convert_result(ret, result) converts the call's result (a borrowed
+ *     reference, or NULL with a Python exception set) into the FFI result
+ *     slot and returns 0, or raises the FFI error and returns -1.
+ * The references in buf and the result are released here, in the frame.
+ *
+ * The GIL, as PyGILState_Ensure/Release take and give it, minus their
+ * bookkeeping: on a thread CPython knows (it has a thread state: the usual
+ * case, a native call made from Python that released the GIL) the thread
+ * state is taken back with PyEval_RestoreThread and given away again with
+ * PyEval_SaveThread, unless this thread holds the GIL already (native code
+ * in between took it back, or never gave it away), when there is nothing
+ * to take. Only a thread without a thread state goes through
+ * PyGILState_Ensure, which creates one. What is skipped is the gilstate
+ * counter's increment and decrement around the callback; the counter only
+ * decides when PyGILState_Release deletes a thread state it created, and
+ * the callback's own Ensure/Release pairs stay balanced without it. */
+typedef int (*tether_args_to_py)(const void *args, int nargs, PyObject **buf, int *filled);
+typedef int (*tether_result_to_ffi)(PyObject *ret, void *result);
+
+int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObject **buf, void *result,
+                         tether_args_to_py convert_args, tether_result_to_ffi convert_result) {
+  int rc = -1;
   PARK_BEGIN;
-  r = PyObject_Vectorcall(callable, args, nargs, NULL);
+  PyThreadState *ts = PyGILState_GetThisThreadState();
+  /* 0: the GIL was held already; 1: taken with the thread state; 2: by PyGILState_Ensure. */
+  int taken = ts == NULL ? 2 : current_tstate() != ts;
+  PyGILState_STATE gil = PyGILState_LOCKED;
+  if (taken == 1) {
+    PyEval_RestoreThread(ts);
+  } else if (taken == 2) {
+    gil = PyGILState_Ensure();
+  }
+  int filled = 0;
+  PyObject *ret = NULL;
+  if (convert_args(args, nargs, buf, &filled) == 0) {
+    ret = PyObject_Vectorcall(callable, buf, (size_t)nargs, NULL);
+  }
+  for (int i = 0; i < filled; i++) {
+    Py_DECREF(buf[i]);
+  }
+  rc = convert_result(ret, result);
+  Py_XDECREF(ret);
+  if (taken == 1) {
+    PyEval_SaveThread();
+  } else if (taken == 2) {
+    PyGILState_Release(gil);
+  }
   PARK_END;
-  return r;
+  return rc;
 }
 
 void tether_park_decref(PyObject *o) {

@@ -35,7 +35,6 @@ extern "C" {
     fn tether_park_gil_ensure() -> ffi::PyGILState_STATE;
     fn tether_park_restore_thread(ts: *mut ffi::PyThreadState);
     fn tether_park_call(callable: *mut ffi::PyObject, args: *mut ffi::PyObject, kwargs: *mut ffi::PyObject) -> *mut ffi::PyObject;
-    fn tether_park_vectorcall(callable: *mut ffi::PyObject, args: *const *mut ffi::PyObject, nargs: usize) -> *mut ffi::PyObject;
     fn tether_park_decref(o: *mut ffi::PyObject);
 }
 
@@ -83,16 +82,6 @@ pub fn call_method<'py>(
     args: impl IntoPyObject<'py, Target = PyTuple, Output = Bound<'py, PyTuple>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     call_py(&obj.getattr(name)?, args, None)
-}
-
-/// `PyObject_Vectorcall(callable, args, nargs, NULL)`: a new reference or
-/// NULL with an exception set (no argument tuple is built).
-///
-/// # Safety
-/// GIL held; `callable` a live object, `args` `nargs` live objects.
-pub unsafe fn vectorcall(callable: *mut ffi::PyObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
-    // SAFETY: per the caller.
-    unsafe { tether_park_vectorcall(callable, args.as_ptr(), args.len()) }
 }
 
 /// `Py_DECREF`, which may run arbitrary Python code (`__del__`).

@@ -14,6 +14,8 @@
 
 mod arg_buffer;
 mod binding;
+mod native_call;
+mod callback;
 mod convert;
 mod descriptor;
 mod dlpack;
@@ -41,9 +43,34 @@ use convert::{handle_of, OwnedAny};
 use tie_state::CObject;
 
 /// `x._move()`: passes `x`'s handle to a call as an rvalue reference.
+/// Final (no Python subclasses), so its instances are recognised by their
+/// exact type.
 #[pyclass(module = "tether._ffi", frozen)]
 pub struct RValueRef {
     pub target: PyObject,
+}
+
+/// The `RValueRef` type object, recorded at module initialisation: calls
+/// and conversions ask "is this a move?" of every argument that is not a
+/// plain value or a wrapper, and a pointer comparison answers without
+/// pyo3's lazy type lookup and subtype walk.
+static RVALUE_REF_TYPE: std::sync::atomic::AtomicPtr<ffi::PyTypeObject> = std::sync::atomic::AtomicPtr::new(ptr::null_mut());
+
+/// `obj` as an `RValueRef`, if it is one.
+pub fn as_rvalue_ref<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, RValueRef>> {
+    // SAFETY: `obj` is live; an exact match of the final type is an instance.
+    unsafe { is_rvalue_ref_ptr(obj.as_ptr()).then(|| obj.downcast_unchecked::<RValueRef>()) }
+}
+
+/// Whether `obj` is an `RValueRef`.
+///
+/// # Safety
+/// `obj` is a live object.
+#[inline]
+pub unsafe fn is_rvalue_ref_ptr(obj: *mut ffi::PyObject) -> bool {
+    let tp = RVALUE_REF_TYPE.load(std::sync::atomic::Ordering::Relaxed);
+    // SAFETY: reading the type of a live object (per the caller).
+    !tp.is_null() && unsafe { ffi::Py_TYPE(obj) } == tp
 }
 
 fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny>> {
@@ -171,7 +198,7 @@ unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut
         if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
             return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(&f))));
         }
-        convert::call_function_args(py, h, args)
+        native_call::call_function_args(py, h, args)
     })();
     match result {
         Ok(v) => v.into_ptr(),
@@ -198,7 +225,16 @@ unsafe extern "C" fn function_vectorcall(
         }
         let n = ffi::PyVectorcall_NARGS(nargsf) as usize;
         let args = if n == 0 { &[][..] } else { std::slice::from_raw_parts(args, n) };
-        call_native(py, callable, args)
+        // Only `function_tp_call` arms this entry, and only on instances
+        // with the FunctionObject layout (wrappers of FunctionBase
+        // subclasses), so the wrapper check of `call_native` is settled:
+        // read the handle directly. A moved-from or non-Function handle
+        // takes `call_native`, which raises.
+        let h = (*(callable as *mut CObject)).chandle;
+        if h.is_null() || (*h).type_index != ti::kTVMFFIFunction {
+            return call_native(py, callable, args);
+        }
+        native_call::call_function_raw(py, h, args)
     }
 }
 
@@ -354,7 +390,7 @@ fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyRe
     if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
         return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(f))));
     }
-    convert::call_function(py, h, args)
+    native_call::call_function(py, h, args)
 }
 
 /// A global function wrapper, or None.
@@ -677,6 +713,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     registry::set_base(py, base);
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
+    RVALUE_REF_TYPE.store(py.get_type::<RValueRef>().as_ptr() as *mut ffi::PyTypeObject, std::sync::atomic::Ordering::Relaxed);
     m.add_class::<descriptor::FieldDescriptor>()?;
     descriptor::install_field_get(&py.get_type::<descriptor::FieldDescriptor>())?;
     m.add_function(wrap_pyfunction!(install_field_get, m)?)?;

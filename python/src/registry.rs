@@ -60,17 +60,30 @@ pub fn base(py: Python<'_>) -> &Bound<'_, PyType> {
 
 /// Whether `obj` is a wrapper (an instance of the base type).
 pub fn is_wrapper(obj: &Bound<'_, PyAny>) -> bool {
-    // SAFETY: type check on a live object.
-    unsafe { ffi::PyObject_TypeCheck(obj.as_ptr(), base(obj.py()).as_ptr() as *mut ffi::PyTypeObject) != 0 }
+    // SAFETY: a live object; the token proves the GIL.
+    unsafe { is_wrapper_ptr(obj.py(), obj.as_ptr()) }
 }
 
 /// [`is_wrapper`] on a raw object pointer.
 ///
+/// Every wrapper class is given the tying `tp_alloc` when it is created
+/// (`tie_state::install_slots`, from `__init_subclass__`) and no other
+/// class has it, so comparing that slot answers for nearly every wrapper
+/// with two loads; the subclass check (a walk of the MRO) remains for a
+/// class whose `__init_subclass__` chain skipped the installation, and for
+/// the (harmless) case of the slot holding another address of the same
+/// function, which the lint below warns about.
+///
 /// # Safety
 /// `obj` is a live object; GIL held.
+#[inline]
+#[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn is_wrapper_ptr(py: Python<'_>, obj: *mut ffi::PyObject) -> bool {
-    // SAFETY: per the caller.
-    unsafe { ffi::PyObject_TypeCheck(obj, base(py).as_ptr() as *mut ffi::PyTypeObject) != 0 }
+    // SAFETY: per the caller; type slots are read-only once the type is in use.
+    unsafe {
+        (*ffi::Py_TYPE(obj)).tp_alloc == Some(crate::tie_state::tp_alloc as _)
+            || ffi::PyObject_TypeCheck(obj, base(py).as_ptr() as *mut ffi::PyTypeObject) != 0
+    }
 }
 
 pub fn set_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
@@ -103,7 +116,9 @@ pub fn register(py: Python<'_>, type_index: i32, cls: &Bound<'_, PyType>) -> PyR
     Ok(())
 }
 
-fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
+/// The registered class for a type index, without asking the factory
+/// (lock-free for indices in the directory's range).
+pub fn lookup(type_index: i32) -> Option<*mut ffi::PyTypeObject> {
     let i = usize::try_from(type_index).ok()?;
     let Some(dir) = CLASS_CHUNKS.get(i / CHUNK) else {
         return CLASS_OVERFLOW.lock().unwrap().as_ref()?.get(&type_index).map(|t| t.0);

@@ -45,6 +45,19 @@ def build_plugin(out_dir) -> str:
     return build_shared(PLUGIN_SOURCE, os.path.join(str(out_dir), "libplugin.so"))
 
 
+def build_gil_holder(out_dir) -> str:
+    """The C library of ``native/gil_holder.c`` (exports
+    ``call_with_gil_held``), built against Python's headers too."""
+    out = os.path.join(str(out_dir), "libgil_holder.so")
+    py_include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(py_include, "Python.h")):  # an interpreter without its headers
+        pytest.skip("Python's C headers are not installed")
+    cmd = [c_compiler(), "-shared", "-fPIC", "-std=c11", "-o", out, os.path.join(HERE, "native", "gil_holder.c"),
+           f"-I{py_include}", f"-I{config.includedir()}", *config.ldflags().split(), config.libs()]
+    subprocess.run(cmd, check=True)
+    return out
+
+
 def build_headerless(out_dir) -> str:
     """The C library of ``native/headerless.c``: ``headerless.Node`` objects
     allocated with malloc, without tether's allocation header or marker."""

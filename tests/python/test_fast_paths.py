@@ -3,8 +3,9 @@
 Field reads (the descriptors' C read slot, in-place reads of Any, int and
 object fields), ``a[i]`` on Arrays and Lists (the native subscript slot),
 calls and callbacks with their arguments in inline buffers (up to 8, more
-spilling to the heap), and constructors skipping identity conversions:
-each is checked on the values, identities and errors the slow path gives.
+spilling to the heap), callbacks' raw conversions and their GIL hand-back,
+and constructors skipping identity conversions: each is checked on the
+values, identities and errors the slow path gives.
 """
 
 from typing import Any, Optional
@@ -45,13 +46,16 @@ def test_field_reads_return_each_kind_of_value():
     n = Node(-5, 2.5, "text that is longer than a small string", True, leaf, leaf)
     assert (n.i, n.f, n.s, n.b) == (-5, 2.5, "text that is longer than a small string", True)
     assert n.a is leaf and n.leaf is leaf and n.a is n.leaf
-    for value in (None, 1 << 40, 1.5, "s", b"bytes", [1, 2], leaf):
+    opaque = object()
+    for value in (None, 1 << 40, 1.5, "s", b"bytes", "a string longer than seven bytes", b"bytes longer than seven",
+                  [1, 2], leaf, opaque):
         n.a = value
         got = n.a
         if isinstance(value, list):
             assert list(got) == value
         else:
-            assert got == value or got is value
+            assert type(got) is type(value) and (got == value or got is value)
+    assert n.a is opaque
     n.leaf = None
     assert n.leaf is None
 
@@ -162,6 +166,70 @@ def test_calls_and_callbacks_with_many_arguments(n):
     assert echo(*args) == (args[0] if args else None)
 
 
+def test_callback_arguments_and_results_of_every_kind():
+    leaf, arr, opaque = Leaf(3), tether.Array([Leaf(1)]), object()
+    values = [None, True, False, 7, -(1 << 63), 2.5, "text", "a longer string than seven bytes", b"xy",
+              leaf, arr, opaque, tether.device("cpu")]
+    for v in values:
+        got = []
+        result = apply_n(lambda x: got.append(x) or x, 1, v)
+        assert got[0] == v and result == v and type(got[0]) is type(v) and type(result) is type(v)
+    for v in (leaf, arr, opaque):  # wrappers and opaque objects keep their identity
+        got = []
+        assert apply_n(lambda x: got.append(x) or x, 1, v) is v and got[0] is v
+    assert list(apply_n(lambda x: x, 1, [1, 2])) == [1, 2]
+    # A wrapper that is not alive in Python reaches the callback revived or new.
+    holder = Node(leaf=Leaf(9))
+    assert apply_n(lambda x: x.v, 1, holder.leaf) == 9
+    # Results the general path handles: a move, containers, errors.
+    moved = Leaf(4)
+    out = apply_n(lambda: moved._move(), 1)
+    assert out.v == 4 and tether._ffi.chandle(moved) == 0
+    assert list(apply_n(lambda: [leaf, 1], 1)) == [leaf, 1]
+
+    class Boom(Exception):
+        pass
+
+    err = Boom("no")
+
+    def raises(*a):
+        raise err
+
+    with pytest.raises(Boom) as info:
+        apply_n(raises, 1, leaf)
+    assert info.value is err
+
+
+def test_callbacks_when_native_code_holds_the_gil_or_another_thread_calls(tmp_path):
+    from plugins import build_gil_holder
+
+    mod = tether.load_module(build_gil_holder(tmp_path))
+    # Native code that took the GIL back itself (PyGILState_Ensure) inside a
+    # call made with the GIL released: the callback must not take it again.
+    assert mod.call_with_gil_held(lambda x: x + 1, 41) == 42
+    # Nested: the callback calls native code that calls back again, both ways.
+    assert mod.call_with_gil_held(lambda: apply_n(lambda y: y * 2, 3, 5), ) == 10
+    assert apply_n(lambda: mod.call_with_gil_held(lambda: apply_n(lambda: 8, 2)), 2) == 8
+    # Callbacks on several threads at once, each on its own native call.
+    import threading
+
+    results, errors = [], []
+
+    def work(i):
+        try:
+            for _ in range(200):
+                results.append(apply_n(lambda x: x + i, 3, i))
+        except BaseException as e:  # reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and sorted(set(results)) == [0, 2, 4, 6]
+
+
 def test_call_argument_conversions_and_errors():
     assert echo(None) is None and echo(True) is True and echo(2.5) == 2.5 and echo(-(1 << 63)) == -(1 << 63)
     with pytest.raises(OverflowError, match="does not fit in a 64-bit FFI int"):
@@ -173,6 +241,91 @@ def test_call_argument_conversions_and_errors():
     g = echo(f)
     assert isinstance(g, tether.Function) and g(21) == 42
     assert echo(print) is not None and echo([].append) is not None
+
+
+def test_a_type_that_gains_or_loses_dlpack_converts_accordingly():
+    arr = numpy.arange(4, dtype="float32")
+
+    class Wrapped:
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    dlpack = Wrapped.__dlpack__
+    for _ in range(3):  # the type is remembered as a tensor type after the first
+        assert isinstance(echo(Wrapped(arr)), tether.Tensor)
+    del Wrapped.__dlpack__
+    w = Wrapped(arr)
+    assert echo(w) is w  # now an opaque object
+    Wrapped.__dlpack__ = dlpack
+    assert isinstance(echo(Wrapped(arr)), tether.Tensor)
+
+    class Sub(Wrapped):  # remembered, then its base loses __dlpack__
+        pass
+
+    assert isinstance(echo(Sub(arr)), tether.Tensor) and isinstance(echo(Sub(arr)), tether.Tensor)
+    del Wrapped.__dlpack__
+    s = Sub(arr)
+    assert echo(s) is s
+    assert isinstance(echo(arr), tether.Tensor) and echo(3) == 3
+
+
+def test_a_remembered_dlpack_method_is_looked_up_again_when_it_changes():
+    arr = numpy.arange(3, dtype="float32")
+    calls = []
+
+    class Slotted:  # no instance dict: its __dlpack__ can be called unbound
+        __slots__ = ("a",)
+
+        def __init__(self, a):
+            self.a = a
+
+        def __dlpack__(self, **kw):
+            calls.append("first")
+            return self.a.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self.a.__dlpack_device__()
+
+    for _ in range(3):
+        assert isinstance(echo(Slotted(arr)), tether.Tensor)
+    assert calls == ["first"] * 3
+
+    def second(self, **kw):
+        calls.append("second")
+        return self.a.__dlpack__(**kw)
+
+    Slotted.__dlpack__ = second
+    for _ in range(2):
+        assert isinstance(echo(Slotted(arr)), tether.Tensor)
+    assert calls[3:] == ["second", "second"]
+
+
+def test_converted_arguments_are_released_when_a_later_one_fails():
+    leaf = Leaf(1)
+    before = tether._ffi.use_count(leaf)
+
+    class Bad:
+        def __tvm_ffi_value__(self):
+            raise KeyError("bad")
+
+    for _ in range(3):
+        with pytest.raises(KeyError):
+            echo([leaf], numpy.zeros(2), Bad())
+        with pytest.raises(OverflowError):
+            echo([leaf], 1 << 70)
+    assert tether._ffi.use_count(leaf) == before
+    # A capsule is consumed by its conversion: a call that also moves an
+    # argument converts it once, in the general path.
+    cap = numpy.zeros(3).__dlpack__()
+    other = Leaf(2)
+    t = echo(cap, other._move())
+    assert isinstance(t, tether.Tensor) and tether._ffi.chandle(other) != 0
 
 
 def test_numpy_argument_round_trips_as_a_tensor():

@@ -80,8 +80,12 @@ def _make_init(cls: type, all_fields: list, ffi_init: Any, py_class_mode: bool) 
         return (getattr(ft, "identity_types", frozenset()), f.name)
 
     plans = tuple(_plan(f) for f in positional)
+    # The identity types per positional field (None: any value), for the
+    # common call: positional values that all pass unconverted.
+    passes = tuple(None if plan is None else plan[0] for plan in plans)
     n_positional = len(positional)
     chandle = _ffi.chandle
+    construct = _ffi.construct
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         if py_class_mode:
@@ -91,18 +95,30 @@ def _make_init(cls: type, all_fields: list, ffi_init: Any, py_class_mode: bool) 
             raise TypeError(
                 f"Calling `super().__init__()` is not supported for @c_class `{cls.__name__}`. Use @py_class "
                 f"for inheritance with manual __init__, or define `{type(self).__name__}` with init=True.")
-        values = list(args)
-        for i in range(min(len(values), n_positional)):
-            plan = plans[i]
-            if plan is not None and type(values[i]) not in plan[0]:
-                values[i] = convert(plan[1], values[i])
-        if kwargs:
-            values.append(kwargs_object())
-            for key, value in kwargs.items():
-                values += [key, convert(key, value)]
-        _ffi.construct(self, ffi_init, *values)
-        for name, func in ip_funcs:
-            getattr(type(self), name).set(self, func(self))
+        values = args
+        if not kwargs:
+            # Values beyond the positional fields pass through (the native
+            # constructor reports the count), as in the general path below.
+            for value, ok in zip(args, passes):
+                if ok is not None and type(value) not in ok:
+                    values = None  # something converts: the general path
+                    break
+        else:
+            values = None
+        if values is None:
+            values = list(args)
+            for i in range(min(len(values), n_positional)):
+                plan = plans[i]
+                if plan is not None and type(values[i]) not in plan[0]:
+                    values[i] = convert(plan[1], values[i])
+            if kwargs:
+                values.append(kwargs_object())
+                for key, value in kwargs.items():
+                    values += [key, convert(key, value)]
+        construct(self, ffi_init, *values)
+        if ip_funcs:
+            for name, func in ip_funcs:
+                getattr(type(self), name).set(self, func(self))
         if has_post_init:
             self.__post_init__()
 

@@ -31,7 +31,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-use crate::abi::{field_flag, TVMFFIAny, TVMFFIFieldInfo};
+use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
 use crate::any::{Any, AnyView};
 use crate::error::Error;
 use crate::function::{arg, Function};
@@ -40,13 +40,18 @@ use crate::type_registry::{self, type_key_of};
 
 /// The `KWARGS` sentinel: one plain object for the whole process.
 pub fn kwargs_object() -> Result<ObjectRef, Error> {
+    kwargs_ref().cloned()
+}
+
+/// The `KWARGS` sentinel, borrowed (it lives for the process).
+fn kwargs_ref() -> Result<&'static ObjectRef, Error> {
     static KWARGS: OnceLock<ObjectRef> = OnceLock::new();
     if let Some(k) = KWARGS.get() {
-        return Ok(k.clone());
+        return Ok(k);
     }
     // A plain ffi.Object, like the MISSING sentinel.
     let made = ObjectPtr::new(Object { header: header_placeholder() })?.into_object_ref();
-    Ok(KWARGS.get_or_init(|| made).clone())
+    Ok(KWARGS.get_or_init(|| made))
 }
 
 struct Entry {
@@ -64,6 +69,13 @@ struct Plan {
     /// Indices into `fields` of the positional init fields, required first.
     positional: Vec<usize>,
     by_name: HashMap<String, usize>,
+    /// For run-time dataclass types, their instance layout: its slots are
+    /// the fields one to one, parents' first as the registry lists them,
+    /// and every field's setter is the dataclass setter, so the
+    /// constructor writes the slots itself with that setter's checks
+    /// (`super::store_slot`) instead of calling it as a Function, and
+    /// creates the instance without looking the layout up again.
+    layout: Option<Arc<super::Layout>>,
 }
 
 impl Plan {
@@ -91,21 +103,34 @@ impl Plan {
             }
         }
         required.extend(optional);
-        Plan { type_index, type_key: type_key_of(type_index), fields, positional: required, by_name }
+        let layout = super::layout_of(type_index).filter(|l| l.slots.len() == fields.len());
+        Plan { type_index, type_key: type_key_of(type_index), fields, positional: required, by_name, layout }
     }
 
     fn err(&self, text: String) -> Error {
         Error::type_error(format!("{}.__ffi_init__() {text}", self.type_key))
     }
 
-    /// The field records, in the plan's order. Fetched per call (records
-    /// are only appended, so the plan's indices stay valid).
+    /// The field records, in the plan's order. Fetched when a call needs
+    /// them (records are only appended, so the plan's indices stay valid).
     fn infos(&self) -> Vec<&'static TVMFFIFieldInfo> {
         type_registry::all_fields(self.type_index)
     }
 
-    fn set(&self, infos: &[&TVMFFIFieldInfo], obj: &ObjectRef, i: usize, value: &TVMFFIAny, what: &str) -> Result<(), Error> {
-        super::set_field(obj, infos[i], value).map_err(|e| {
+    fn set(&self, infos: &mut Infos, obj: &ObjectRef, i: usize, value: &AnyView<'_>, what: &str) -> Result<(), Error> {
+        let result = match &self.layout {
+            Some(layout) => {
+                let slot = &layout.slots[i];
+                // SAFETY: `obj` is an instance of this dataclass type (made by
+                // `call`), whose layout has this slot.
+                unsafe {
+                    let addr = (obj.as_ptr() as *mut u8).add(slot.offset);
+                    super::store_slot(slot.kind, addr, value, || format!("field {:?} of {}", self.fields[i].name, self.type_key))
+                }
+            }
+            None => super::set_field(obj, infos.get(self)[i], value.as_raw()),
+        };
+        result.map_err(|e| {
             Error::new(
                 e.kind(),
                 format!("{}.__ffi_init__() {what} '{}':\n  {}", self.type_key, self.fields[i].name, e.message()),
@@ -113,8 +138,8 @@ impl Plan {
         })
     }
 
-    fn set_default(&self, infos: &[&TVMFFIFieldInfo], obj: &ObjectRef, i: usize) -> Result<(), Error> {
-        let f = infos[i];
+    fn set_default(&self, infos: &mut Infos, obj: &ObjectRef, i: usize) -> Result<(), Error> {
+        let f = infos.get(self)[i];
         let stored = Any::from_view(&f.default_value_or_factory)?;
         let value = if f.flags & field_flag::kDefaultFromFactory != 0 {
             let factory = stored
@@ -130,15 +155,33 @@ impl Plan {
         } else {
             stored
         };
-        self.set(infos, obj, i, value.as_raw(), "default for field")
+        // SAFETY: `value` lives until the end of this function.
+        self.set(infos, obj, i, &unsafe { AnyView::from_raw(*value.as_raw()) }, "default for field")
     }
 
     fn call(&self, args: &[AnyView<'_>]) -> Result<ObjectRef, Error> {
-        let obj = create_empty(self.type_index)?;
-        let infos = self.infos();
-        let mut bound = vec![false; self.fields.len()];
-        let kwargs = kwargs_object()?;
-        let split = args.iter().position(|a| a.get::<ObjectRef>().map_or(false, |o| o.same_as(&kwargs)));
+        let obj = match &self.layout {
+            Some(layout) => super::new_instance_of(self.type_index, layout)?,
+            None => create_empty(self.type_index)?,
+        };
+        let mut infos = Infos(None);
+        // Which fields are bound: inline for the usual widths.
+        let mut inline = [false; 64];
+        let mut heap = Vec::new();
+        let bound: &mut [bool] = if self.fields.len() <= inline.len() {
+            &mut inline[..self.fields.len()]
+        } else {
+            heap.resize(self.fields.len(), false);
+            &mut heap
+        };
+        // The sentinel is recognised by its address (no conversion of
+        // every argument to an object reference, which formats an error
+        // for each value that is not one).
+        let kwargs = kwargs_ref()?.as_ptr();
+        let split = args.iter().position(|a| {
+            // SAFETY: an object value's payload is its handle.
+            a.type_index() >= ti::kTVMFFIStaticObjectBegin && unsafe { a.as_raw().value.v_obj } == kwargs
+        });
         let n_pos = split.unwrap_or(args.len());
         if n_pos > self.positional.len() {
             return Err(self.err(format!(
@@ -147,7 +190,7 @@ impl Plan {
             )));
         }
         for (value, &i) in args[..n_pos].iter().zip(&self.positional) {
-            self.set(&infos, &obj, i, value.as_raw(), "field")?;
+            self.set(&mut infos, &obj, i, value, "field")?;
             bound[i] = true;
         }
         if let Some(split) = split {
@@ -164,7 +207,7 @@ impl Plan {
                 if bound[i] {
                     return Err(self.err(format!("got multiple values for argument '{key}'")));
                 }
-                self.set(&infos, &obj, i, kv[1].as_raw(), "field")?;
+                self.set(&mut infos, &obj, i, &kv[1], "field")?;
                 bound[i] = true;
             }
         }
@@ -173,13 +216,23 @@ impl Plan {
                 continue;
             }
             if f.has_default {
-                self.set_default(&infos, &obj, i)?;
+                self.set_default(&mut infos, &obj, i)?;
             } else if f.init {
                 let kind = if f.kw_only { "keyword-only " } else { "" };
                 return Err(self.err(format!("missing required {kind}argument: '{}'", f.name)));
             }
         }
         Ok(obj)
+    }
+}
+
+/// The field records of one constructor call, fetched on first use (a call
+/// binding every field of a run-time type in place needs none).
+struct Infos(Option<Vec<&'static TVMFFIFieldInfo>>);
+
+impl Infos {
+    fn get(&mut self, plan: &Plan) -> &[&'static TVMFFIFieldInfo] {
+        self.0.get_or_insert_with(|| plan.infos())
     }
 }
 

@@ -294,6 +294,11 @@ pub fn register_type_full(
 pub fn new_instance(type_index: i32) -> Result<ObjectRef, Error> {
     let layout = layout_of(type_index)
         .ok_or_else(|| Error::type_error(format!("{} is not a run-time dataclass type", type_key_of(type_index))))?;
+    new_instance_of(type_index, &layout)
+}
+
+/// [`new_instance`] with the type's layout at hand.
+fn new_instance_of(type_index: i32, layout: &Layout) -> Result<ObjectRef, Error> {
     let body = alloc_header::allocate_body(layout.total_size, 8, type_index)?;
     // SAFETY: `total_size` bytes were allocated; zero bytes are a valid
     // state for every slot kind (None Any, 0, 0.0, false, NULL object).
@@ -478,46 +483,58 @@ fn make_setter(type_key: &str, f: &FieldSpec) -> Result<Function, Error> {
             _ => return Err(Error::type_error(format!("setter of {what} needs the field address first"))),
         };
         let value = args.get(1).ok_or_else(|| Error::type_error(format!("setter of {what} needs a value")))?;
-        let bad = || Error::type_error(format!("{what} expects {}, got {}", kind.describe(), value.type_key()));
         // SAFETY: `addr` is the slot of this field in a live instance (the
         // address comes from `set_field` or the ABI's field-setter protocol).
-        unsafe {
-            match kind {
-                FieldKind::Any => replace_any(addr, value.to_owned()?),
-                FieldKind::Str => match value.type_index() {
-                    ti::kTVMFFIStr | ti::kTVMFFISmallStr | ti::kTVMFFIRawStr | ti::kTVMFFINone => {
-                        replace_any(addr, value.to_owned()?)
+        unsafe { store_slot(kind, addr, value, || what.clone())? };
+        Ok(Any::none())
+    })
+}
+
+/// Store `value` in a slot of `kind`, with the type checks of the field's
+/// setter (this is its body; the generated constructor calls it directly
+/// for run-time types). `what` names the field in an error.
+///
+/// # Safety
+/// `addr` is an initialised slot of `kind` in a live instance.
+unsafe fn store_slot(kind: FieldKind, addr: *mut u8, value: &AnyView<'_>, what: impl Fn() -> String) -> Result<(), Error> {
+    let bad = || Error::type_error(format!("{} expects {}, got {}", what(), kind.describe(), value.type_key()));
+    // SAFETY: per the caller.
+    unsafe {
+        match kind {
+            FieldKind::Any => replace_any(addr, value.to_owned()?),
+            FieldKind::Str => match value.type_index() {
+                ti::kTVMFFIStr | ti::kTVMFFISmallStr | ti::kTVMFFIRawStr | ti::kTVMFFINone => {
+                    replace_any(addr, value.to_owned()?)
+                }
+                _ => return Err(bad()),
+            },
+            FieldKind::Int => match value.type_index() {
+                ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = value.as_raw().value.v_int64,
+                _ => return Err(bad()),
+            },
+            FieldKind::Bool => match value.type_index() {
+                ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = (value.as_raw().value.v_int64 != 0) as i64,
+                _ => return Err(bad()),
+            },
+            FieldKind::Float => *(addr as *mut f64) = value.get::<f64>().map_err(|_| bad())?,
+            FieldKind::Object(t) => {
+                let new = if value.type_index() == ti::kTVMFFINone {
+                    std::ptr::null_mut()
+                } else {
+                    let o = value.get::<ObjectRef>().map_err(|_| bad())?;
+                    if !type_registry::is_instance(o.type_index(), t) {
+                        return Err(bad());
                     }
-                    _ => return Err(bad()),
-                },
-                FieldKind::Int => match value.type_index() {
-                    ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = value.as_raw().value.v_int64,
-                    _ => return Err(bad()),
-                },
-                FieldKind::Bool => match value.type_index() {
-                    ti::kTVMFFIInt | ti::kTVMFFIBool => *(addr as *mut i64) = (value.as_raw().value.v_int64 != 0) as i64,
-                    _ => return Err(bad()),
-                },
-                FieldKind::Float => *(addr as *mut f64) = value.get::<f64>().map_err(|_| bad())?,
-                FieldKind::Object(t) => {
-                    let new = if value.type_index() == ti::kTVMFFINone {
-                        std::ptr::null_mut()
-                    } else {
-                        let o = value.get::<ObjectRef>().map_err(|_| bad())?;
-                        if !type_registry::is_instance(o.type_index(), t) {
-                            return Err(bad());
-                        }
-                        o.into_raw()
-                    };
-                    let old = std::ptr::replace(addr as *mut *mut TVMFFIObject, new);
-                    if !old.is_null() {
-                        crate::object::dec_ref(old);
-                    }
+                    o.into_raw()
+                };
+                let old = std::ptr::replace(addr as *mut *mut TVMFFIObject, new);
+                if !old.is_null() {
+                    crate::object::dec_ref(old);
                 }
             }
         }
-        Ok(Any::none())
-    })
+    }
+    Ok(())
 }
 
 /// # Safety
