@@ -91,7 +91,13 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
     let kept = REVIVE_SLOT.with(|s| s.replace(ptr::null_mut()));
     if kept.is_null() {
         // SAFETY: the generic allocation for this type.
-        return unsafe { ffi::PyType_GenericAlloc(tp, nitems) };
+        unsafe {
+            let obj = ffi::PyType_GenericAlloc(tp, nitems);
+            if !obj.is_null() {
+                crate::arm_vectorcall(obj, tp);
+            }
+            return obj;
+        }
     }
     // SAFETY: `kept` is untracked GC memory of an instance of `tp` (checked
     // by the caller), refcount 0; re-initialise it as a fresh instance.
@@ -105,6 +111,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
             // the kept memory held is no longer needed.
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
+        crate::arm_vectorcall(kept, tp);
         ffi::PyObject_GC_Track(kept as *mut c_void);
     }
     kept
