@@ -14,7 +14,7 @@
 
 use std::ffi::c_void;
 use std::ptr;
-use std::sync::atomic::{fence, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use tether_sys::abi::{kTVMFFIObjectDeleterFlagBitMaskWeak, TVMFFIObject};
 
@@ -46,8 +46,12 @@ pub unsafe fn pin(h: *mut TVMFFIObject) {
 pub unsafe fn unpin(h: *mut TVMFFIObject) {
     // SAFETY: per the caller.
     unsafe {
-        if counter(h).fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
-            fence(Ordering::Acquire);
+        let c = counter(h);
+        if c.fetch_sub(WEAK_ONE, Ordering::Release) == WEAK_ONE {
+            // Acquire what every other reference's release published, by a
+            // load rather than a fence, as the core does (see
+            // `tether_core::object`): ThreadSanitizer models no fences.
+            let _ = c.load(Ordering::Acquire);
             if let Some(d) = (*h).deleter {
                 d(h as *mut c_void, kTVMFFIObjectDeleterFlagBitMaskWeak);
             }

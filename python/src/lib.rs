@@ -136,9 +136,9 @@ fn install_slots(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
 
 /// The layout of `tether.Function` wrappers: a wrapper plus the
 /// vectorcall entry CPython calls them through (`tp_vectorcall_offset`).
-/// The entry starts NULL (fresh and revived wrappers are zeroed past the
-/// object header), which makes CPython use `tp_call`; `tp_call` sets it,
-/// so later calls take the vectorcall path with no argument tuple.
+/// The wrappers' `tp_alloc` sets the entry ([`arm_vectorcall`]) in fresh
+/// and revived wrappers alike, so calls take the vectorcall path with no
+/// argument tuple from the first one on.
 #[repr(C)]
 struct FunctionObject {
     base: CObject,
@@ -238,9 +238,35 @@ unsafe extern "C" fn function_vectorcall(
     }
 }
 
+/// Set the vectorcall entry of a new wrapper of `tp` if its class calls
+/// through one (a [`FunctionObject`] layout whose class has the vectorcall
+/// flag). Called by the wrappers' `tp_alloc`, before the wrapper is visible
+/// to any other thread: on free-threaded builds CPython reads the entry of
+/// a shared Function on every call without synchronisation, so it must
+/// never be written once the wrapper is published (arming it at the first
+/// call, as tether once did, raced with other threads' calls).
+///
+/// # Safety
+/// GIL held (an attached thread state); `obj` is a new, unpublished
+/// instance of `tp`, a wrapper type.
+pub(crate) unsafe fn arm_vectorcall(obj: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) {
+    // SAFETY: per the caller; the layout is checked before the write.
+    unsafe {
+        if (*tp).tp_vectorcall_offset != std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
+            || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL == 0
+        {
+            return;
+        }
+        let Some(base) = FUNCTION_BASE.get(Python::assume_gil_acquired()) else { return };
+        if ffi::PyType_IsSubtype(tp, base.as_ptr() as *mut ffi::PyTypeObject) != 0 {
+            (*(obj as *mut FunctionObject)).vectorcall = Some(function_vectorcall);
+        }
+    }
+}
+
 /// `tp_call` of `tether.Function`: call the native function directly,
-/// without a Python-level `__call__` frame; on instances with the
-/// [`FunctionObject`] layout it also arms the vectorcall entry.
+/// without a Python-level `__call__` frame (calls CPython does not make by
+/// vectorcall: classes without the flag, `PyObject_Call` with a tuple).
 unsafe extern "C" fn function_tp_call(
     callable: *mut ffi::PyObject,
     args: *mut ffi::PyObject,
@@ -253,13 +279,6 @@ unsafe extern "C" fn function_tp_call(
         if !kwargs.is_null() && ffi::PyDict_Size(kwargs) > 0 {
             PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
             return ptr::null_mut();
-        }
-        let tp = ffi::Py_TYPE(callable);
-        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL != 0
-            && (*tp).tp_vectorcall_offset == std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
-            && ffi::PyType_IsSubtype(tp, FUNCTION_BASE.get(py).expect("module initialised").as_ptr() as *mut ffi::PyTypeObject) != 0
-        {
-            (*(callable as *mut FunctionObject)).vectorcall = Some(function_vectorcall);
         }
         let items = std::slice::from_raw_parts(
             (*(args as *mut ffi::PyTupleObject)).ob_item.as_ptr(),

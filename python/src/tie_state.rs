@@ -95,6 +95,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
             let obj = ffi::PyType_GenericAlloc(tp, nitems);
             if !obj.is_null() {
                 tying_lock::enable_try_incref(obj);
+                crate::arm_vectorcall(obj, tp);
             }
             return obj;
         }
@@ -112,6 +113,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
         tying_lock::enable_try_incref(kept);
+        crate::arm_vectorcall(kept, tp);
         ffi::PyObject_GC_Track(kept as *mut c_void);
     }
     kept
