@@ -3,6 +3,7 @@
 #   make demo       build the core and the Python package, run both demos
 #   make test       build everything and run every test suite
 #   make sanitize   Rust suites under ASan/TSan (nightly), Python suite under valgrind
+#   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
 #   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, flake evaluation
 
 CARGO  ?= cargo
@@ -14,7 +15,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded \
+	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -254,3 +255,15 @@ test-freethreaded:
 	$(FT_PY) -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is enabled"'
 	cd tests/python && $(FT_PY) -m pytest -q -p no:cacheprovider
 	cd tests/python && $(FT_PY) ../freethreaded/stress.py
+
+# ThreadSanitizer over the free-threaded build (tools/freethreaded/test_tsan.sh):
+# CPython 3.13 built with --disable-gil --with-thread-sanitizer (clang) once
+# into the cache (build_python.sh --tsan, needs root for apt-get), tether's
+# core and extension built instrumented by nightly Rust with std rebuilt
+# (-Zsanitizer=thread -Zbuild-std) into target/tsan, then the stress test and
+# the threaded Python suites. Fails when a suite fails or when a TSan report
+# involves tether's code (tools/freethreaded/tsan_reports.py; reports inside
+# CPython are suppressed by tests/freethreaded/tsan.supp, each entry saying
+# why). Separate from `make test`.
+test-tsan:
+	tools/freethreaded/test_tsan.sh

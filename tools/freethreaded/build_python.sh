@@ -51,7 +51,8 @@ if ! grep -rqs '^deb-src .*trixie' /etc/apt/sources.list /etc/apt/sources.list.d
 fi
 packages=(build-essential pkg-config libssl-dev zlib1g-dev libffi-dev libbz2-dev liblzma-dev
   libsqlite3-dev libreadline-dev libncurses-dev uuid-dev)
-[ "$tsan" = 1 ] && packages+=(clang)
+# clang for the TSan build, llvm for llvm-symbolizer (TSan's stacks).
+[ "$tsan" = 1 ] && packages+=(clang llvm)
 apt-get update -qq >&2
 apt-get install -y -qq "${packages[@]}" >&2
 
