@@ -177,6 +177,16 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         let tp = ffi::Py_TYPE(obj);
         ffi::PyObject_GC_UnTrack(obj as *mut c_void);
         let o = obj as *mut CObject;
+        // Weak references die with the wrapper's Python life. Their
+        // callbacks run first, while the binding still names this wrapper:
+        // its count is zero, so a callback (or another thread) fetching the
+        // object fails try-incref and binds a new wrapper, which the
+        // decision below then finds canonical. Running no Python code
+        // between InTransit and tp_free keeps that window short and free of
+        // anything a waiting lookup could hold (see `settled`).
+        if !(*o).weaklist.is_null() {
+            ffi::PyObject_ClearWeakRefs(obj);
+        }
         let h = (*o).chandle;
         if !h.is_null() {
             let b = Binding::of(h);
@@ -189,21 +199,13 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
                     // Keep the memory for revival. The binding is InTransit
                     // until tp_free settles the teardown (and, for a header
                     // word, the handshake with delete_space): meanwhile a
-                    // lookup (a weakref callback below, another thread)
-                    // makes a new wrapper instead of reviving this memory.
+                    // lookup on another thread waits in `settled`.
                     (*o).pending = h;
                     held.publish(obj as usize | INACTIVE | TRANSIT);
                 } else {
                     held.publish(0);
                 }
             }
-        }
-        // Weak references die with the wrapper's Python life; their
-        // callbacks run now, after the binding stopped naming this wrapper,
-        // so a callback that fetches the object gets another wrapper rather
-        // than resurrecting this one.
-        if !(*o).weaklist.is_null() {
-            ffi::PyObject_ClearWeakRefs(obj);
         }
         if !h.is_null() {
             TVMFFIObjectDecRef(h as *mut c_void);
@@ -336,8 +338,8 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                 held.publish(0);
                 discard = kept;
             }
-            // Otherwise Detached, a wrapper whose teardown has begun, or
-            // InTransit (a teardown half done): a new wrapper, bound below.
+            // Otherwise Detached or a wrapper whose teardown has begun: a
+            // new wrapper, bound below.
         }
         if !discard.is_null() {
             discard_kept(discard);
@@ -370,32 +372,32 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
             // it is no longer canonical.
             held.publish(obj as usize);
         }
-        // Moving or InTransit: the new wrapper stays unbound.
+        // Moving (InTransit cannot be seen here, see `settled`): the new
+        // wrapper stays unbound.
         obj
     }
 }
 
 /// Hold the binding once no teardown is half done on it (InTransit: the
-/// dying wrapper's `tp_dealloc` and `tp_free` run on another thread, or
-/// paused in a weakref callback); the guard reads the settled word.
-/// Waiting gives the GIL (or the thread state) away, so the tearing-down
-/// thread can finish.
+/// dying wrapper's `tp_dealloc` has published its decision and its
+/// `tp_free` has not settled it yet); the guard reads the settled word.
+///
+/// That window runs no Python code and takes no lock a lookup can hold
+/// while waiting here (weakref callbacks run before it; the handle
+/// reference it drops is not the last, since the waiting lookup owns one),
+/// so on a free-threaded build the wait ends as soon as the tearing-down
+/// thread is scheduled; waiting gives the thread state away meanwhile (a
+/// stop-the-world collection can proceed). With the GIL the window cannot
+/// be observed by another thread, nor by this one (no code runs inside it).
 ///
 /// # Safety
 /// GIL held; `b` is the binding of a live handle.
 unsafe fn settled<'b, 'a>(b: &'b Binding<'a>) -> Locked<'b, 'a> {
-    // The teardown may be paused on this very thread (a weakref callback
-    // fetching the object it is tearing down), so the wait is bounded and
-    // only free-threaded builds wait at all; a lookup that gives up makes a
-    // wrapper the settled binding does not name (rare, and never a second
-    // canonical one).
-    let mut tries = if cfg!(Py_GIL_DISABLED) { 1000 } else { 0 };
     loop {
         let held = b.lock();
-        if held.word() & TRANSIT == 0 || tries == 0 {
+        if held.word() & TRANSIT == 0 || cfg!(not(Py_GIL_DISABLED)) {
             return held;
         }
-        tries -= 1;
         drop(held);
         // SAFETY: GIL held, per the caller; taken back before continuing.
         unsafe {

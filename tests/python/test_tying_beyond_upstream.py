@@ -68,6 +68,7 @@ class TestWeakReferences:
         del x
         assert len(seen) == 1 and seen[0].v == holder.x.v
         assert r() is None
+        assert holder.x is seen[0]  # the callback's wrapper is the canonical one now
 
     def test_weakrefs_survive_pickling_and_moves(self, holder):
         x = holder.x

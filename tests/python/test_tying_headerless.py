@@ -139,11 +139,11 @@ def test_weakref_callback_fetching_the_dying_wrapper_gets_another(lib):
         del x
         assert r() is None
         fetched = seen.pop()
-        # Made while the teardown was half done: a working wrapper, not
-        # the dying memory, and not bound (the teardown then kept its
-        # memory, which the next fetch revives in place).
+        # Made while the wrapper was dying: a working wrapper, not the
+        # dying memory; it became the canonical one (the teardown then
+        # found itself replaced and freed its memory).
         assert id(fetched) != dying and fetched.value == 1
-        assert id(outer.next) == dying
+        assert outer.next is fetched
         del fetched
     gc.collect()
     assert outer.next.value == 1
