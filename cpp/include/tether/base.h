@@ -66,13 +66,20 @@ inline uint64_t AtomicFetchSubRelease(uint64_t* p, uint64_t v) {
 #endif
 }
 
-inline void AtomicFenceAcquire() {
+/* The acquire half of a release decrement that reached zero on *p, before
+ * the object is destroyed. An acquire load of the counter reads the
+ * decrement's value or a later one in the release sequence, which orders
+ * like an acquire fence here; unlike a fence, ThreadSanitizer models it (it
+ * would otherwise report every cross-thread destruction as a race). The
+ * core does the same. */
+inline void AtomicAcquireAfterRelease(const uint64_t* p) {
 #if defined(TETHER_MSVC_ATOMICS)
   // The Interlocked operation before it was already a full barrier; keep
   // the compiler from moving the deleter's reads above it.
+  (void)p;
   _ReadWriteBarrier();
 #else
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+  (void)__atomic_load_n(p, __ATOMIC_ACQUIRE);
 #endif
 }
 

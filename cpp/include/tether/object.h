@@ -55,7 +55,7 @@ inline void CallDeleter(TVMFFIObject* obj, int flags) {
 
 inline void DecWeak(TVMFFIObject* obj) {
   if (AtomicFetchSubRelease(&obj->combined_ref_count, kCombinedWeakOne) == kCombinedWeakOne) {
-    AtomicFenceAcquire();
+    AtomicAcquireAfterRelease(&obj->combined_ref_count);
     CallDeleter(obj, kTVMFFIObjectDeleterFlagBitMaskWeak);
   }
 }
@@ -63,10 +63,10 @@ inline void DecWeak(TVMFFIObject* obj) {
 inline void DecRef(TVMFFIObject* obj) {
   uint64_t before = AtomicFetchSubRelease(&obj->combined_ref_count, kCombinedStrongOne);
   if (before == kCombinedBothOne) {
-    AtomicFenceAcquire();
+    AtomicAcquireAfterRelease(&obj->combined_ref_count);
     CallDeleter(obj, kTVMFFIObjectDeleterFlagBitMaskBoth);
   } else if ((before & kStrongMask) == kCombinedStrongOne) {
-    AtomicFenceAcquire();
+    AtomicAcquireAfterRelease(&obj->combined_ref_count);
     CallDeleter(obj, kTVMFFIObjectDeleterFlagBitMaskStrong);
     DecWeak(obj);
   }
