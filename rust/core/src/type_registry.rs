@@ -23,6 +23,10 @@ struct TypeEntry {
     ancestors: Vec<*const TVMFFITypeInfo>,
     fields: Vec<TVMFFIFieldInfo>,
     methods: Vec<TVMFFIMethodInfo>,
+    /// Field and method arrays outgrown by later registrations, kept so
+    /// that references into them (and C readers of `info`) stay valid.
+    retired_fields: Vec<Vec<TVMFFIFieldInfo>>,
+    retired_methods: Vec<Vec<TVMFFIMethodInfo>>,
     metadata: Option<Box<TVMFFITypeMetadata>>,
     /// Byte strings the field/method/metadata records point into.
     strings: Vec<Box<[u8]>>,
@@ -206,6 +210,8 @@ impl Registry {
             key,
             ancestors,
             fields: Vec::new(),
+            retired_fields: Vec::new(),
+            retired_methods: Vec::new(),
             methods: Vec::new(),
             metadata: None,
             strings: Vec::new(),
@@ -300,9 +306,7 @@ pub fn key_to_index(key: &[u8]) -> Option<i32> {
 
 /// The type info of a registered object type.
 pub fn type_info(index: i32) -> Option<&'static TVMFFITypeInfo> {
-    let r = registry().read();
-    // SAFETY: entries are boxed and never dropped: the reference outlives the lock.
-    r.entry(index).map(|e| unsafe { &*(&e.info as *const TVMFFITypeInfo) })
+    info_in(&registry().read(), index)
 }
 
 /// A printable name for any type index (POD names included).
@@ -372,7 +376,8 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
         };
         e.keep_any(&v)?;
     }
-    e.fields.push(rec);
+    append_stable(&mut e.fields, &mut e.retired_fields, rec);
+    // Pointer before count: the new array holds every earlier record.
     e.info.fields = e.fields.as_ptr();
     e.info.num_fields = e.fields.len() as i32;
     Ok(())
@@ -389,7 +394,7 @@ pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), Error>
         flags: info.flags,
         method: e.keep_any(&info.method)?,
     };
-    e.methods.push(rec);
+    append_stable(&mut e.methods, &mut e.retired_methods, rec);
     e.info.methods = e.methods.as_ptr();
     e.info.num_methods = e.methods.len() as i32;
     Ok(())
@@ -463,11 +468,33 @@ pub fn attr_value(index: i32, attr_name: &[u8]) -> Option<Any> {
     (!v.is_none()).then(|| v.clone())
 }
 
+/// Append `rec` without moving the records already in `list`: a full array
+/// is retired (kept, not freed) and its contents copied into one twice as
+/// large, because readers hold `&'static` references into it.
+fn append_stable<T: Copy>(list: &mut Vec<T>, retired: &mut Vec<Vec<T>>, rec: T) {
+    if list.len() == list.capacity() {
+        let mut grown = Vec::with_capacity((list.capacity() * 2).max(4));
+        grown.extend_from_slice(list);
+        retired.push(std::mem::replace(list, grown));
+    }
+    list.push(rec);
+}
+
+/// The type info of a registered type, read under the registry's lock `r`
+/// (its `fields`/`methods` pointer and count change only under the write
+/// lock, so they are read consistently while `r` is held).
+fn info_in(r: &Registry, index: i32) -> Option<&'static TVMFFITypeInfo> {
+    // SAFETY: entries are boxed and never dropped: the reference outlives the lock.
+    r.entry(index).map(|e| unsafe { &*(&e.info as *const TVMFFITypeInfo) })
+}
+
 /// Find a field by name on a type or its ancestors.
 pub fn find_field(index: i32, name: &str) -> Option<&'static TVMFFIFieldInfo> {
-    let info = type_info(index)?;
+    let r = registry().read();
+    let info = info_in(&r, index)?;
     for_each_type_in_mro(info, |t| {
-        // SAFETY: records of registered types live forever.
+        // SAFETY: records of registered types live forever (outgrown arrays
+        // are retired, not freed); the count is read under the lock.
         let fields = unsafe { std::slice::from_raw_parts(t.fields, t.num_fields as usize) };
         fields.iter().find(|f| unsafe { byte_slice(&f.name) } == name.as_bytes())
     })
@@ -475,7 +502,8 @@ pub fn find_field(index: i32, name: &str) -> Option<&'static TVMFFIFieldInfo> {
 
 /// Find a method by name on a type or its ancestors.
 pub fn find_method(index: i32, name: &str) -> Option<&'static TVMFFIMethodInfo> {
-    let info = type_info(index)?;
+    let r = registry().read();
+    let info = info_in(&r, index)?;
     for_each_type_in_mro(info, |t| {
         if t.num_methods == 0 {
             return None;
@@ -488,7 +516,8 @@ pub fn find_method(index: i32, name: &str) -> Option<&'static TVMFFIMethodInfo> 
 
 /// All fields of a type, ancestors' first (declaration order).
 pub fn all_fields(index: i32) -> Vec<&'static TVMFFIFieldInfo> {
-    let Some(info) = type_info(index) else { return Vec::new() };
+    let r = registry().read();
+    let Some(info) = info_in(&r, index) else { return Vec::new() };
     let mut chain: Vec<&'static TVMFFITypeInfo> = (0..info.type_depth as usize)
         // SAFETY: ancestors array has type_depth live entries.
         .map(|d| unsafe { &**info.type_ancestors.add(d) })
@@ -497,7 +526,7 @@ pub fn all_fields(index: i32) -> Vec<&'static TVMFFIFieldInfo> {
     let mut out = Vec::new();
     for t in chain {
         if t.num_fields > 0 {
-            // SAFETY: as above.
+            // SAFETY: as in `find_field`.
             out.extend(unsafe { std::slice::from_raw_parts(t.fields, t.num_fields as usize) }.iter());
         }
     }

@@ -227,3 +227,57 @@ fn fields_without_getter_register_and_read_as_attribute_error() -> Result<(), Er
     assert_eq!(err.kind(), "AttributeError");
     Ok(())
 }
+
+fn name_of(f: &tether_core::abi::TVMFFIFieldInfo) -> &[u8] {
+    // SAFETY: registered names point into strings the registry owns forever.
+    unsafe { std::slice::from_raw_parts(f.name.data as *const u8, f.name.size) }
+}
+
+fn plain_field(name: &[u8], offset: i64) -> tether_core::abi::TVMFFIFieldInfo {
+    use tether_core::abi::{TVMFFIByteArray, TVMFFIFieldInfo};
+    TVMFFIFieldInfo {
+        name: TVMFFIByteArray::from_slice(name),
+        doc: TVMFFIByteArray::EMPTY,
+        metadata: TVMFFIByteArray::EMPTY,
+        flags: 0,
+        size: 8,
+        alignment: 8,
+        offset,
+        getter: None,
+        setter: std::ptr::null_mut(),
+        default_value_or_factory: tether_core::abi::TVMFFIAny::NONE,
+        field_static_type_index: ti::kTVMFFIInt,
+    }
+}
+
+#[test]
+fn field_records_stay_valid_while_later_fields_register() -> Result<(), Error> {
+    // Readers keep `&'static` field records (structural equality, reflection
+    // globals, Python's field descriptors) while other code may register
+    // more fields on the same type: the records must not move or be freed.
+    let index = type_registry::get_or_alloc_index("test.types.Growing", -1, ti::kTVMFFIObject)?;
+    type_registry::register_field(index, &plain_field(b"f0", 24))?;
+    let first = find_field(index, "f0").expect("registered");
+    let names: Vec<Vec<u8>> = (1..200).map(|i| format!("f{i}").into_bytes()).collect();
+    std::thread::scope(|s| {
+        let reader = s.spawn(|| {
+            // Readers on another thread while the list grows.
+            for _ in 0..2000 {
+                let all = type_registry::all_fields(index);
+                for (i, f) in all.iter().enumerate() {
+                    assert_eq!(name_of(f), format!("f{i}").as_bytes());
+                }
+            }
+        });
+        for (i, name) in names.iter().enumerate() {
+            type_registry::register_field(index, &plain_field(name, 24 + 8 * (i as i64 + 1))).unwrap();
+        }
+        reader.join().unwrap();
+    });
+    // The reference taken before the list grew still reads its record.
+    assert_eq!(name_of(first), b"f0");
+    assert_eq!(first.offset, 24);
+    assert_eq!(type_registry::all_fields(index).len(), 200);
+    assert_eq!(find_field(index, "f199").unwrap().offset, 24 + 8 * 199);
+    Ok(())
+}

@@ -257,6 +257,7 @@ pub type TVMFFIObjectCreator = unsafe extern "C" fn(result: *mut TVMFFIObjectHan
 
 /// Reflection record of one field.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct TVMFFIFieldInfo {
     pub name: TVMFFIByteArray,
     pub doc: TVMFFIByteArray,
@@ -275,6 +276,7 @@ pub struct TVMFFIFieldInfo {
 
 /// Reflection record of one method.
 #[repr(C)]
+#[derive(Clone, Copy)]
 pub struct TVMFFIMethodInfo {
     pub name: TVMFFIByteArray,
     pub doc: TVMFFIByteArray,
