@@ -4,7 +4,8 @@
 //! InTransit or Moving; see [`crate::binding`]), kept in front of the
 //! object's block when the Python allocator made it, or in the side table
 //! otherwise. This module holds every transition: the wrapper slots
-//! (`tp_alloc`, `tp_dealloc`, `tp_free`), the one return path
+//! (`tp_alloc`, `tp_dealloc`, `tp_free`) and the end of a teardown
+//! that keeps the wrapper's memory (`settle_teardown`), the one return path
 //! ([`make_ret_object`]), and moves.
 //!
 //! Moving marks a canonical wrapper whose handle is being passed by move
@@ -16,7 +17,7 @@
 //!
 //! Python-side transitions run with the GIL held. A header word may also be
 //! changed by the block's `delete_space` on any thread, hence the InTransit
-//! handshake between `tp_free` and `delete_space` (compare-and-swap on the
+//! handshake between `settle_teardown` and `delete_space` (compare-and-swap on the
 //! atomic word). Side-table bindings have no such handshake: the table pins
 //! their storage, and dead entries are swept with the GIL.
 //!
@@ -268,7 +269,7 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
 }
 
 /// `tp_free` of every wrapper type: memory that is not kept for revival
-/// (teardowns that keep it go through [`settle_teardown`]).
+/// (teardowns that keep it go through `settle_teardown`).
 pub unsafe extern "C" fn tp_free(p: *mut c_void) {
     // SAFETY: `p` is a wrapper at the end of its dealloc.
     unsafe { free_memory(p as *mut ffi::PyObject) }
