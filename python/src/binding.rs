@@ -14,7 +14,7 @@
 //! On free-threaded CPython a fourth bit, [`LOCK`], makes the word its own
 //! spin-lock: a transition takes it with compare-and-swap ([`Binding::lock`])
 //! and releases it by publishing the next state ([`Locked::publish`]). The
-//! native side (`delete_space`, `tp_free`'s handshake) waits while it is
+//! native side (`delete_space`, the teardown's handshake) waits while it is
 //! set. With the GIL, transitions never interleave, so taking the lock is a
 //! plain load and both builds run the same transition code.
 //!
@@ -116,7 +116,7 @@ impl<'a> Binding<'a> {
 }
 
 /// A header word's state once no transition holds it: the native side's
-/// compare-and-swap loops (`delete_space`, `tp_free`) start from this, so
+/// compare-and-swap loops (`delete_space`, `settle_teardown`) start from this, so
 /// their swap fails, and they wait, while the word is locked.
 pub fn load_unlocked(w: &AtomicUsize) -> usize {
     let mut spins = 0u32;

@@ -102,7 +102,6 @@ fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         ffi::PyType_Slot { slot: ffi::Py_tp_dealloc, pfunc: tie_state::tp_dealloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_alloc, pfunc: tie_state::tp_alloc as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_free, pfunc: tie_state::tp_free as *mut c_void },
-        ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_new, pfunc: ffi::PyType_GenericNew as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
         ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
@@ -111,7 +110,10 @@ fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         name: c"tether._ffi.CObject".as_ptr(),
         basicsize: std::mem::size_of::<CObject>() as i32,
         itemsize: 0,
-        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_GC) as u32,
+        // Not a GC type: a wrapper holds no Python reference but its type
+        // (subclasses that add storage become GC types; see
+        // `tie_state::install_slots`).
+        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE) as u32,
         slots: slots.as_mut_ptr(),
     };
     // SAFETY: a valid spec; the result is a new reference or NULL.
@@ -159,7 +161,6 @@ fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<Py<P
     ];
     let mut slots = [
         ffi::PyType_Slot { slot: ffi::Py_tp_call, pfunc: function_tp_call as *mut c_void },
-        ffi::PyType_Slot { slot: ffi::Py_tp_traverse, pfunc: tie_state::tp_traverse as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
         ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
     ];
@@ -167,8 +168,9 @@ fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<Py<P
         name: c"tether._ffi.FunctionBase".as_ptr(),
         basicsize: std::mem::size_of::<FunctionObject>() as i32,
         itemsize: 0,
-        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_GC | ffi::Py_TPFLAGS_HAVE_VECTORCALL)
-            as u32,
+        // Not a GC type, as the wrapper base: the vectorcall entry is a C
+        // function pointer.
+        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_VECTORCALL) as u32,
         slots: slots.as_mut_ptr(),
     };
     // SAFETY: a valid spec and base; the result is a new reference or NULL.

@@ -10,13 +10,13 @@
 //! [`is_ours`] recognises these blocks (the core's marker plus one of our
 //! two `delete_space` functions); [`word`] gives the word, whose states are
 //! in [`crate::binding`]. `delete_space` is the native half of the teardown
-//! handshake with `tp_free` (see `tie_state`): it runs when the handle's weak
+//! handshake with the wrapper teardown (`tie_state::settle_teardown`): it runs when the handle's weak
 //! count reaches zero, on any thread.
 //!
 //! SAFETY invariants of this module: a handle for which [`is_ours`] holds
 //! came from [`py_allocate`], so its word lives at `body - 16` and is valid
 //! until the block is freed; the block is freed only by `delete_space` (no
-//! InTransit binding) or by `tp_free` through [`free_deferred_block`].
+//! InTransit binding) or by the teardown through [`free_deferred_block`].
 
 use std::ffi::c_void;
 use std::ptr;
@@ -129,7 +129,7 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
         if cur & TRANSIT == 0 {
             break;
         }
-        // A wrapper teardown is half done: its tp_free frees both.
+        // A wrapper teardown is half done: its end frees both.
         match w.compare_exchange(cur, cur & !TRANSIT, Ordering::AcqRel, Ordering::Acquire) {
             Ok(_) => return,
             Err(_) => cur = load_unlocked(w),
@@ -198,7 +198,7 @@ unsafe fn aligned_free(p: *mut c_void) {
     unsafe { _aligned_free(p) }
 }
 
-/// Free the block of a handle whose `delete_space` deferred to `tp_free`.
+/// Free the block of a handle whose `delete_space` deferred to the wrapper teardown.
 ///
 /// # Safety
 /// `h` came from [`py_allocate`], its weak count reached zero, and its

@@ -14,7 +14,7 @@
 //! (strong count zero: only an Inactive entry can be in that state, as an
 //! Active wrapper owns a strong reference) is *swept*: its kept wrapper
 //! memory is freed and its weak reference dropped, which frees the storage.
-//! Sweeps run when `tp_free` sees the handle die with its wrapper, when the
+//! Sweeps run when a teardown sees the handle die with its wrapper, when the
 //! table has doubled since the last sweep, and after each Python garbage
 //! collection (a `gc.callbacks` hook).
 //!
@@ -124,7 +124,7 @@ pub unsafe fn sweep() {
     let dead: Vec<(usize, usize)> = with(|t| {
         // SAFETY: every key is pinned, so its storage is readable.
         // Entries a transition holds, or whose wrapper's teardown is half
-        // done (its tp_free settles them), are left alone.
+        // done (its end settles them), are left alone.
         let dead: Vec<(usize, usize)> = t
             .entries
             .iter()

@@ -4,7 +4,8 @@
 //! InTransit or Moving; see [`crate::binding`]), kept in front of the
 //! object's block when the Python allocator made it, or in the side table
 //! otherwise. This module holds every transition: the wrapper slots
-//! (`tp_alloc`, `tp_dealloc`, `tp_free`), the one return path
+//! (`tp_alloc`, `tp_dealloc`, `tp_free`) and the end of a teardown
+//! that keeps the wrapper's memory (`settle_teardown`), the one return path
 //! ([`make_ret_object`]), and moves.
 //!
 //! Moving marks a canonical wrapper whose handle is being passed by move
@@ -16,19 +17,25 @@
 //!
 //! Python-side transitions run with the GIL held. A header word may also be
 //! changed by the block's `delete_space` on any thread, hence the InTransit
-//! handshake between `tp_free` and `delete_space` (compare-and-swap on the
+//! handshake between `settle_teardown` and `delete_space` (compare-and-swap on the
 //! atomic word). Side-table bindings have no such handshake: the table pins
 //! their storage, and dead entries are swept with the GIL.
 //!
+//! Lean wrapper classes (no instance `__dict__`, no slots of their own:
+//! the wrapper holds no Python reference but its type) are not GC types:
+//! [`install_slots`] clears the flag CPython gives every class, sparing each
+//! wrapper the collector's header. Classes that add storage stay GC types.
+//! Every step that differs (untracking, re-tracking, freeing) asks the
+//! wrapper's type ([`is_gc_type`]), whose flag never changes once it has
+//! instances.
+//!
 //! SAFETY invariants of this module:
 //! - `CObject.chandle` is NULL or a handle on which the wrapper owns +1;
-//! - `CObject.pending` is non-NULL only between a wrapper's `tp_dealloc` and
-//!   its `tp_free`, and then names the handle whose binding keeps (or is
-//!   about to keep) this wrapper's memory;
-//! - kept (Inactive) wrapper memory is a GC allocation, untracked, with
-//!   refcount 0, owning one reference to its heap type, and is freed exactly
-//!   once: revived in place, or discarded by `delete_space` / the side
-//!   table's sweep with the GIL, or left to the OS after interpreter exit.
+//! - kept (Inactive) wrapper memory is an allocation of its type's kind (GC
+//!   or plain), untracked, with refcount 0, owning one reference to its
+//!   heap type, and is freed exactly once: revived in place, or discarded
+//!   by `delete_space` / the side table's sweep with the GIL, or left to the
+//!   OS after interpreter exit.
 
 use std::cell::Cell;
 use std::ffi::c_void;
@@ -41,16 +48,15 @@ use tether_sys::TVMFFIObjectDecRef;
 use crate::binding::{load_unlocked, Binding, Locked, INACTIVE, MOVING, TAGS, TRANSIT};
 use crate::{handle_pin, py_allocator, tying_lock};
 
-/// The C layout of every wrapper: the Python header, the handle, the
-/// handle whose word is InTransit while this wrapper is being torn down,
-/// how many running calls borrow the handle (passed as a view, not a
-/// reference: such a handle must not be moved out meanwhile), and the
-/// weak-reference list.
+/// The C layout of every wrapper: the Python header, the handle, how many
+/// running calls borrow the handle (passed as a view, not a reference: such
+/// a handle must not be moved out meanwhile), and the weak-reference list.
+/// 40 bytes on 64-bit GIL builds, which CPython's allocator rounds to 48;
+/// lean classes add no GC header in front.
 #[repr(C)]
 pub struct CObject {
     pub ob_base: ffi::PyObject,
     pub chandle: *mut TVMFFIObject,
-    pub pending: *mut TVMFFIObject,
     pub borrows: std::sync::atomic::AtomicUsize,
     /// Weak references to this wrapper (`tp_weaklistoffset` points here, so
     /// every wrapper class supports weakrefs without a `__dict__`).
@@ -69,9 +75,37 @@ pub unsafe fn discard_kept(kept: *mut ffi::PyObject) {
     // SAFETY: per the caller; kept memory keeps its (valid) ob_type.
     unsafe {
         let tp = (*kept).ob_type;
-        ffi::PyObject_GC_Del(kept as *mut c_void);
+        free_memory(kept);
         if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
+        }
+    }
+}
+
+/// Whether instances of `tp` are GC objects (a collector header in front,
+/// tracked while alive).
+///
+/// # Safety
+/// `tp` must be a live type object.
+#[inline]
+pub unsafe fn is_gc_type(tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: reading the flags of a live type.
+    unsafe { ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_GC != 0 }
+}
+
+/// Release the memory of a wrapper (dead, or kept and untracked) the way
+/// its type allocated it.
+///
+/// # Safety
+/// GIL held; `p` is wrapper memory with refcount 0 and a valid `ob_type`,
+/// not tracked by the collector, and nothing refers to it any more.
+unsafe fn free_memory(p: *mut ffi::PyObject) {
+    // SAFETY: per the caller; the type's flag says which allocator made it.
+    unsafe {
+        if is_gc_type((*p).ob_type) {
+            ffi::PyObject_GC_Del(p as *mut c_void);
+        } else {
+            ffi::PyObject_Free(p as *mut c_void);
         }
     }
 }
@@ -81,8 +115,6 @@ pub unsafe fn discard_kept(kept: *mut ffi::PyObject) {
 thread_local! {
     /// Kept wrapper memory handed from `make_ret_object` to `tp_alloc`.
     static REVIVE_SLOT: Cell<*mut ffi::PyObject> = const { Cell::new(ptr::null_mut()) };
-    /// Set by `tp_free` when it kept the memory (Inactive) instead of freeing it.
-    static KEPT: Cell<bool> = const { Cell::new(false) };
 }
 
 /// `tp_alloc` of every wrapper type: revive the armed kept memory in place,
@@ -100,8 +132,8 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
             return obj;
         }
     }
-    // SAFETY: `kept` is untracked GC memory of an instance of `tp` (checked
-    // by the caller), refcount 0; re-initialise it as a fresh instance.
+    // SAFETY: `kept` is untracked memory of an instance of `tp` (checked by
+    // the caller), refcount 0; re-initialise it as a fresh instance.
     unsafe {
         let head = std::mem::size_of::<ffi::PyObject>();
         let size = (*tp).tp_basicsize as usize;
@@ -114,7 +146,9 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
         }
         tying_lock::enable_try_incref(kept);
         crate::arm_vectorcall(kept, tp);
-        ffi::PyObject_GC_Track(kept as *mut c_void);
+        if is_gc_type(tp) {
+            ffi::PyObject_GC_Track(kept as *mut c_void);
+        }
     }
     kept
 }
@@ -123,8 +157,9 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
 ///
 /// Instance dicts and `__del__` are no obstacle: by the time our
 /// `tp_dealloc` runs, CPython's `subtype_dealloc` has run the finalizer and
-/// cleared the dict and slots, and revival clears the finalized mark. Only
-/// the legacy `tp_del` (no PEP 442 bookkeeping) keeps a type out.
+/// cleared the dict and slots, and revival clears the finalized mark (GC
+/// types; CPython marks no other object finalized). Only the legacy
+/// `tp_del` (no PEP 442 bookkeeping) keeps a type out.
 ///
 /// # Safety
 /// `tp` must be a live type object.
@@ -132,7 +167,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
 pub unsafe fn eligible(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: reading type slots.
     unsafe {
-        ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_GC != 0 && (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
+        (*tp).tp_free == Some(tp_free) && (*tp).tp_del.is_none()
     }
 }
 
@@ -144,14 +179,15 @@ pub unsafe fn eligible(tp: *mut ffi::PyTypeObject) -> bool {
 /// front of the object (bit 0 of `_gc_prev`) on GIL builds, in
 /// `ob_gc_bits` on free-threaded ones; an untracked object keeps only that
 /// flag there, so the word is reset whole. `PyObject_GC_IsFinalized`
-/// confirms the result.
+/// confirms the result. Objects of non-GC types are never marked (their
+/// finalizer runs on every deallocation) and have no such header.
 ///
 /// # Safety
 /// GIL held; `kept` is kept (untracked, refcount 0) wrapper memory.
 unsafe fn clear_finalized(kept: *mut ffi::PyObject) -> bool {
     // SAFETY: per the caller; the GC header precedes every GC object.
     unsafe {
-        if ffi::PyObject_GC_IsFinalized(kept) == 0 {
+        if !is_gc_type((*kept).ob_type) || ffi::PyObject_GC_IsFinalized(kept) == 0 {
             return true;
         }
         #[cfg(not(Py_GIL_DISABLED))]
@@ -175,19 +211,24 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
     // SAFETY: `obj` is a dying wrapper (layout CObject); module invariants.
     unsafe {
         let tp = ffi::Py_TYPE(obj);
-        ffi::PyObject_GC_UnTrack(obj as *mut c_void);
+        if is_gc_type(tp) {
+            ffi::PyObject_GC_UnTrack(obj as *mut c_void);
+        }
         let o = obj as *mut CObject;
         // Weak references die with the wrapper's Python life. Their
         // callbacks run first, while the binding still names this wrapper:
         // its count is zero, so a callback (or another thread) fetching the
         // object fails try-incref and binds a new wrapper, which the
         // decision below then finds canonical. Running no Python code
-        // between InTransit and tp_free keeps that window short and free of
+        // between InTransit and its settling keeps that window short and free of
         // anything a waiting lookup could hold (see `settled`).
         if !(*o).weaklist.is_null() {
             ffi::PyObject_ClearWeakRefs(obj);
         }
         let h = (*o).chandle;
+        // The handle whose binding is InTransit naming this wrapper, once
+        // its memory is to be kept: the teardown settles it below.
+        let mut pending: *mut TVMFFIObject = ptr::null_mut();
         if !h.is_null() {
             let b = Binding::of(h);
             // No lookup can take a reference any more (try-incref fails
@@ -197,10 +238,10 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
             if held.word() == obj as usize {
                 if eligible(tp) {
                     // Keep the memory for revival. The binding is InTransit
-                    // until tp_free settles the teardown (and, for a header
-                    // word, the handshake with delete_space): meanwhile a
-                    // lookup on another thread waits in `settled`.
-                    (*o).pending = h;
+                    // until `settle_teardown` (and, for a header word, the
+                    // handshake with delete_space): meanwhile a lookup on
+                    // another thread waits in `settled`.
+                    pending = h;
                     held.publish(obj as usize | INACTIVE | TRANSIT);
                 } else {
                     held.publish(0);
@@ -210,30 +251,43 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
         if !h.is_null() {
             TVMFFIObjectDecRef(h as *mut c_void);
         }
-        KEPT.with(|k| k.set(false));
-        if let Some(free) = (*tp).tp_free {
-            free(obj as *mut c_void);
-        }
+        // An eligible type frees through our `tp_free`, so settling the
+        // teardown here stands in for that call.
+        let kept = if pending.is_null() {
+            if let Some(free) = (*tp).tp_free {
+                free(obj as *mut c_void);
+            }
+            false
+        } else {
+            settle_teardown(obj, pending)
+        };
         // Every instance of a heap type owns a reference to it, released
         // here (our base is a heap type, so CPython's subtype_dealloc leaves
         // that to us) — unless the memory was kept, which keeps the type.
-        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 && !KEPT.with(|k| k.get()) {
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HEAPTYPE != 0 && !kept {
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
     }
 }
 
-/// `tp_free` of every wrapper type: the Python half of the handshake.
+/// `tp_free` of every wrapper type: memory that is not kept for revival
+/// (teardowns that keep it go through `settle_teardown`).
 pub unsafe extern "C" fn tp_free(p: *mut c_void) {
-    // SAFETY: `p` is a wrapper at the end of its dealloc; module invariants.
+    // SAFETY: `p` is a wrapper at the end of its dealloc.
+    unsafe { free_memory(p as *mut ffi::PyObject) }
+}
+
+/// The Python half of the handshake, at the end of a teardown that left
+/// `h`'s binding InTransit naming `obj`: keep `obj`'s memory (Inactive) if
+/// the handle outlived our DecRef, else free it (and the handle's block,
+/// whose `delete_space` deferred to us). Returns whether it was kept.
+///
+/// # Safety
+/// GIL held; called once by `obj`'s `tp_dealloc` after it published
+/// Inactive|InTransit on `h`'s binding and released its reference on `h`.
+unsafe fn settle_teardown(obj: *mut ffi::PyObject, h: *mut TVMFFIObject) -> bool {
+    // SAFETY: per the caller; module invariants.
     unsafe {
-        let o = p as *mut CObject;
-        let h = (*o).pending;
-        if h.is_null() {
-            ffi::PyObject_GC_Del(p);
-            return;
-        }
-        (*o).pending = ptr::null_mut();
         if !py_allocator::is_ours(h) {
             // A side-table binding: the table's pin keeps `h`'s storage.
             let b = Binding::Side(h);
@@ -241,50 +295,78 @@ pub unsafe extern "C" fn tp_free(p: *mut c_void) {
             if handle_pin::contents_dead(h) {
                 // Our DecRef was the last: nothing to revive for.
                 held.publish(0);
-                ffi::PyObject_GC_Del(p);
-            } else {
-                let settled = held.word() & !TRANSIT;
-                held.publish(settled);
-                KEPT.with(|k| k.set(true));
+                free_memory(obj);
+                return false;
             }
-            return;
+            let settled = held.word() & !TRANSIT;
+            held.publish(settled);
+            return true;
         }
         let w = py_allocator::word(h);
         let mut cur = load_unlocked(w);
         loop {
             if cur & TRANSIT == 0 {
                 // The handle died during our DecRef and deferred to us.
-                ffi::PyObject_GC_Del(p);
+                free_memory(obj);
                 py_allocator::free_deferred_block(h);
-                return;
+                return false;
             }
             match w.compare_exchange(cur, cur & !TRANSIT, std::sync::atomic::Ordering::AcqRel, std::sync::atomic::Ordering::Acquire) {
-                Ok(_) => {
-                    // Inactive: keep the memory for revival.
-                    KEPT.with(|k| k.set(true));
-                    return;
-                }
+                // Inactive: keep the memory for revival.
+                Ok(_) => return true,
                 Err(_) => cur = load_unlocked(w),
             }
         }
     }
 }
 
-/// `tp_traverse`: wrappers own no Python references of their own.
-pub unsafe extern "C" fn tp_traverse(_o: *mut ffi::PyObject, _v: ffi::visitproc, _a: *mut c_void) -> i32 {
-    0
-}
-
-/// Make `tp` (a subclass of the wrapper base) use our slots.
+/// Whether instances of `tp` hold no Python reference but their type:
+/// its base is such a class (or the native base) and it adds no storage
+/// (no slots, no instance dict, no managed dict or weak-reference list).
 ///
 /// # Safety
-/// `tp` must be a type whose instances have the CObject layout.
+/// `tp` must be a live type object.
+unsafe fn is_lean(tp: *mut ffi::PyTypeObject) -> bool {
+    // CPython's managed dict and weak-reference flags (3.11 and 3.12 on),
+    // spelled out: the constants exist only for those versions.
+    const MANAGED_STORAGE: std::ffi::c_ulong = (1 << 3) | (1 << 4);
+    // SAFETY: reading slots of live types.
+    unsafe {
+        let base = (*tp).tp_base;
+        !base.is_null()
+            && !is_gc_type(base)
+            && (*tp).tp_basicsize == (*base).tp_basicsize
+            && (*tp).tp_itemsize == 0
+            && (*tp).tp_dictoffset == 0
+            && ffi::PyType_GetFlags(tp) & MANAGED_STORAGE == 0
+    }
+}
+
+/// Make `tp` (a subclass of the wrapper base) use our slots, and make it a
+/// non-GC type if it is lean ([`is_lean`]).
+///
+/// CPython makes every class a GC type, because an instance may be stored
+/// on its own class: a lean wrapper's only reference is to its class, so
+/// such a cycle (a class attribute holding an instance, the class then
+/// dropped) is the one thing the collector no longer breaks; classes live
+/// as long as their registration anyway. A class that adds a `__dict__` or
+/// slots stays a GC type and its cycles are collected as usual.
+///
+/// # Safety
+/// `tp` must be a type whose instances have the CObject layout, with no
+/// instances yet (called when the class is created).
+#[allow(unpredictable_function_pointer_comparisons)]
 pub unsafe fn install_slots(tp: *mut ffi::PyTypeObject) {
     // SAFETY: writing slots of a non-static type before instances that
     // depend on them exist (called when the class is created).
     unsafe {
+        // Once installed, the flags stay: a second call may meet instances.
+        let first = (*tp).tp_free != Some(tp_free as unsafe extern "C" fn(*mut c_void));
         (*tp).tp_alloc = Some(tp_alloc);
         (*tp).tp_free = Some(tp_free);
+        if first && is_gc_type(tp) && is_lean(tp) {
+            tying_lock::clear_type_flags(tp, ffi::Py_TPFLAGS_HAVE_GC);
+        }
         ffi::PyType_Modified(tp);
     }
 }

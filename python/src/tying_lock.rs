@@ -97,6 +97,23 @@ pub unsafe fn set_type_flags(tp: *mut ffi::PyTypeObject, flags: std::ffi::c_ulon
     }
 }
 
+/// Remove `flags` from a type's flags (an atomic field on free-threaded
+/// builds).
+///
+/// # Safety
+/// `tp` is a heap type being set up, before instances use the flags.
+pub unsafe fn clear_type_flags(tp: *mut ffi::PyTypeObject, flags: std::ffi::c_ulong) {
+    // SAFETY: per the caller.
+    unsafe {
+        #[cfg(Py_GIL_DISABLED)]
+        (*tp).tp_flags.fetch_and(!(flags as u64), std::sync::atomic::Ordering::Relaxed);
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            (*tp).tp_flags &= !flags;
+        }
+    }
+}
+
 #[cfg(Py_GIL_DISABLED)]
 static FIELDS: parking_lot::ReentrantMutex<()> = parking_lot::ReentrantMutex::new(());
 

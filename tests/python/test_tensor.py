@@ -145,12 +145,14 @@ class TestFromNumPy:
         a = np.arange(16, dtype="float32")
         gc.collect()
         before = len(gc.get_objects())
+        blocks = sys.getallocatedblocks()  # lean wrappers are not GC objects
         for _ in range(10_000):
             b = np.from_dlpack(tether.from_dlpack(a))
             echo(b)
         del b
         gc.collect()
         assert len(gc.get_objects()) - before < 50
+        assert sys.getallocatedblocks() - blocks < 500
 
     def test_capsules(self):
         a = np.arange(3.0)

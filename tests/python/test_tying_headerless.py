@@ -7,6 +7,7 @@ other object: live identity, the same `id` across drop and re-fetch while
 the object lives, and nothing leaked when it dies."""
 
 import gc
+import sys
 
 import pytest
 
@@ -72,16 +73,18 @@ def test_ten_thousand_objects_leave_nothing_behind(lib):
     gc.collect()
     storage, alive, entries = lib.storage(), lib.alive(), _ffi.sweep_side_table()
     objects_before = len(gc.get_objects())
+    blocks_before = sys.getallocatedblocks()  # lean wrappers are not GC objects
     keep = tether.List([lib.make(i) for i in range(10_000)])
     ids = [id(keep[i]) for i in range(10_000)]  # each wrapper dies at once: kept for revival
     assert len(set(ids)) > 1
     assert _ffi.sweep_side_table() == entries + 10_000
     assert [id(keep[i]) for i in range(0, 10_000, 997)] == ids[::997]  # revived in place
-    del keep  # the objects die natively; their kept wrappers are swept
+    del keep, ids  # the objects die natively; their kept wrappers are swept
     gc.collect()
     assert _ffi.sweep_side_table() == entries
     assert lib.storage() == storage and lib.alive() == alive
     assert len(gc.get_objects()) - objects_before < 50
+    assert sys.getallocatedblocks() - blocks_before < 500
 
 
 def test_classes_with_dict_are_tied_and_revived(lib):
