@@ -462,7 +462,7 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
 
 /// Hold the binding once no teardown is half done on it (InTransit: the
 /// dying wrapper's `tp_dealloc` has published its decision and its
-/// `tp_free` has not settled it yet); the guard reads the settled word.
+/// `settle_teardown` has not settled it yet); the guard reads the settled word.
 ///
 /// That window runs no Python code and takes no lock a lookup can hold
 /// while waiting here (weakref callbacks run before it; the handle
