@@ -198,7 +198,11 @@ def _native(loop, func, nargs: int, arg) -> Runner:
 
 def memory_per_object(lib_name: str, width: int, count: int) -> Optional[float]:
     """Resident bytes per live py_class object of `width` int fields, measured
-    in a fresh interpreter so the two libraries do not share an arena."""
+    in a fresh interpreter so the two libraries do not share an arena.
+
+    The figure is the growth from `count` to `2 * count` live objects: the
+    first batch absorbs whatever free heap the process started with (which
+    differs between the libraries) and every fixed cost."""
     code = f"""
 import gc, os, sys
 sys.path.insert(0, {os.path.dirname(__file__)!r})
@@ -210,6 +214,7 @@ keep = [Wide(*args) for _ in range(1000)]
 def rss():
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+first = [Wide(*args) for _ in range({count})]
 gc.collect(); before = rss()
 objs = [Wide(*args) for _ in range({count})]
 gc.collect(); after = rss()
