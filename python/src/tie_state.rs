@@ -37,7 +37,6 @@
 //!   by `delete_space` / the side table's sweep with the GIL, or left to the
 //!   OS after interpreter exit.
 
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::ptr;
 
@@ -112,28 +111,29 @@ unsafe fn free_memory(p: *mut ffi::PyObject) {
 
 // ---- wrapper slots ----------------------------------------------------------
 
-thread_local! {
-    /// Kept wrapper memory handed from `make_ret_object` to `tp_alloc`.
-    static REVIVE_SLOT: Cell<*mut ffi::PyObject> = const { Cell::new(ptr::null_mut()) };
+/// `tp_alloc` of every wrapper type: a generic allocation, prepared for
+/// try-incref (and, for functions, their vectorcall entry) before any
+/// binding can name it.
+pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ssize_t) -> *mut ffi::PyObject {
+    // SAFETY: the generic allocation for this type.
+    unsafe {
+        let obj = ffi::PyType_GenericAlloc(tp, nitems);
+        if !obj.is_null() {
+            tying_lock::enable_try_incref(obj);
+            crate::arm_vectorcall(obj, tp);
+        }
+        obj
+    }
 }
 
-/// `tp_alloc` of every wrapper type: revive the armed kept memory in place,
-/// or allocate generically.
-pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ssize_t) -> *mut ffi::PyObject {
-    let kept = REVIVE_SLOT.with(|s| s.replace(ptr::null_mut()));
-    if kept.is_null() {
-        // SAFETY: the generic allocation for this type.
-        unsafe {
-            let obj = ffi::PyType_GenericAlloc(tp, nitems);
-            if !obj.is_null() {
-                tying_lock::enable_try_incref(obj);
-                crate::arm_vectorcall(obj, tp);
-            }
-            return obj;
-        }
-    }
-    // SAFETY: `kept` is untracked memory of an instance of `tp` (checked by
-    // the caller), refcount 0; re-initialise it as a fresh instance.
+/// Kept wrapper memory re-initialised in place as a fresh instance of `tp`
+/// (what `tp_alloc` would have returned, at the same address).
+///
+/// # Safety
+/// GIL held; `kept` is untracked memory of an instance of `tp` (checked by
+/// the caller), refcount 0, its finalized mark cleared.
+unsafe fn revive(kept: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
     unsafe {
         let head = std::mem::size_of::<ffi::PyObject>();
         let size = (*tp).tp_basicsize as usize;
@@ -410,8 +410,7 @@ pub unsafe fn make_ret_object(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject)
                 // ob_type is sound (the class cannot have been replaced).
                 if (*kept).ob_type == cls && (*cls).tp_alloc == Some(tp_alloc) && clear_finalized(kept) {
                     // Reviving runs no Python code (no allocation).
-                    REVIVE_SLOT.with(|s| s.set(kept));
-                    let obj = tp_alloc(cls, 0);
+                    let obj = revive(kept, cls);
                     (*(obj as *mut CObject)).chandle = h;
                     held.publish(obj as usize);
                     return obj;
