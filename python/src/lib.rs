@@ -5,7 +5,8 @@
 //! own `tp_alloc`/`tp_dealloc`/`tp_free` (raw CPython API, in
 //! [`tie_state`]), and offers the functions the pure-Python layer builds
 //! on: calling FFI functions, globals, type information, field descriptors.
-//! Conversions live in [`convert`], the class table in [`registry`].
+//! Conversions live in [`convert`], the class table in [`registry`], the
+//! native base of `tether.Function` in [`function_type`].
 //!
 //! SAFETY invariants of this module: functions that read a wrapper's handle
 //! first check that the object is a wrapper (`wrapper`), so it has the
@@ -20,6 +21,7 @@ mod convert;
 mod descriptor;
 mod dlpack;
 mod exit_park;
+mod function_type;
 mod handle_pin;
 mod nested;
 mod py_allocator;
@@ -133,185 +135,6 @@ fn install_slots(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
     }
     // SAFETY: a subclass of CObject has the CObject layout.
     unsafe { tie_state::install_slots(cls.as_ptr() as *mut ffi::PyTypeObject) };
-    Ok(())
-}
-
-/// The layout of `tether.Function` wrappers: a wrapper plus the
-/// vectorcall entry CPython calls them through (`tp_vectorcall_offset`).
-/// The wrappers' `tp_alloc` sets the entry ([`arm_vectorcall`]) in fresh
-/// and revived wrappers alike, so calls take the vectorcall path with no
-/// argument tuple from the first one on.
-#[repr(C)]
-struct FunctionObject {
-    base: CObject,
-    vectorcall: Option<ffi::vectorcallfunc>,
-}
-
-/// The native base of `tether.Function`, with the [`FunctionObject`] layout.
-fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<Py<PyType>> {
-    let mut members = [
-        ffi::PyMemberDef {
-            name: c"__vectorcalloffset__".as_ptr(),
-            type_code: ffi::Py_T_PYSSIZET,
-            offset: std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t,
-            flags: ffi::Py_READONLY,
-            doc: ptr::null(),
-        },
-        ffi::PyMemberDef::default(),
-    ];
-    let mut slots = [
-        ffi::PyType_Slot { slot: ffi::Py_tp_call, pfunc: function_tp_call as *mut c_void },
-        ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
-        ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
-    ];
-    let mut spec = ffi::PyType_Spec {
-        name: c"tether._ffi.FunctionBase".as_ptr(),
-        basicsize: std::mem::size_of::<FunctionObject>() as i32,
-        itemsize: 0,
-        // Not a GC type, as the wrapper base: the vectorcall entry is a C
-        // function pointer.
-        flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_VECTORCALL) as u32,
-        slots: slots.as_mut_ptr(),
-    };
-    // SAFETY: a valid spec and base; the result is a new reference or NULL.
-    let t = unsafe { ffi::PyType_FromSpecWithBases(&mut spec, base.as_ptr()) };
-    if t.is_null() {
-        return Err(PyErr::fetch(py));
-    }
-    // SAFETY: a new reference to a type object, whose instances have the
-    // CObject layout: give it the tying slots.
-    unsafe {
-        tie_state::install_slots(t as *mut ffi::PyTypeObject);
-        Ok(Bound::from_owned_ptr(py, t).downcast_into_unchecked::<PyType>().unbind())
-    }
-}
-
-/// Call a Function wrapper's native function with borrowed arguments.
-///
-/// # Safety
-/// GIL held; `callable` is a live Function wrapper (the type checks below
-/// confirm it is a wrapper of an ffi.Function), `args` live objects.
-unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
-    // SAFETY: per the caller.
-    let f = unsafe { Bound::from_borrowed_ptr(py, callable) };
-    let result = (|| -> PyResult<PyObject> {
-        let h = handle_of(wrapper(&f)?)?;
-        // SAFETY: live handle.
-        if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
-            return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(&f))));
-        }
-        native_call::call_function_args(py, h, args)
-    })();
-    match result {
-        Ok(v) => v.into_ptr(),
-        Err(e) => {
-            e.restore(py);
-            ptr::null_mut()
-        }
-    }
-}
-
-/// The vectorcall entry of `tether.Function` wrappers.
-unsafe extern "C" fn function_vectorcall(
-    callable: *mut ffi::PyObject,
-    args: *const *mut ffi::PyObject,
-    nargsf: usize,
-    kwnames: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls vectorcall with the GIL held and valid objects.
-    unsafe {
-        let py = Python::assume_gil_acquired();
-        if !kwnames.is_null() && ffi::PyTuple_GET_SIZE(kwnames) > 0 {
-            PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
-            return ptr::null_mut();
-        }
-        let n = ffi::PyVectorcall_NARGS(nargsf) as usize;
-        let args = if n == 0 { &[][..] } else { std::slice::from_raw_parts(args, n) };
-        // Only `function_tp_call` arms this entry, and only on instances
-        // with the FunctionObject layout (wrappers of FunctionBase
-        // subclasses), so the wrapper check of `call_native` is settled:
-        // read the handle directly. A moved-from or non-Function handle
-        // takes `call_native`, which raises.
-        let h = (*(callable as *mut CObject)).chandle;
-        if h.is_null() || (*h).type_index != ti::kTVMFFIFunction {
-            return call_native(py, callable, args);
-        }
-        native_call::call_function_raw(py, h, args)
-    }
-}
-
-/// Set the vectorcall entry of a new wrapper of `tp` if its class calls
-/// through one (a [`FunctionObject`] layout whose class has the vectorcall
-/// flag). Called by the wrappers' `tp_alloc`, before the wrapper is visible
-/// to any other thread: on free-threaded builds CPython reads the entry of
-/// a shared Function on every call without synchronisation, so it must
-/// never be written once the wrapper is published (arming it at the first
-/// call, as tether once did, raced with other threads' calls).
-///
-/// # Safety
-/// GIL held (an attached thread state); `obj` is a new, unpublished
-/// instance of `tp`, a wrapper type.
-pub(crate) unsafe fn arm_vectorcall(obj: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) {
-    // SAFETY: per the caller; the layout is checked before the write.
-    unsafe {
-        if (*tp).tp_vectorcall_offset != std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
-            || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL == 0
-        {
-            return;
-        }
-        let Some(base) = FUNCTION_BASE.get(Python::assume_gil_acquired()) else { return };
-        if ffi::PyType_IsSubtype(tp, base.as_ptr() as *mut ffi::PyTypeObject) != 0 {
-            (*(obj as *mut FunctionObject)).vectorcall = Some(function_vectorcall);
-        }
-    }
-}
-
-/// `tp_call` of `tether.Function`: call the native function directly,
-/// without a Python-level `__call__` frame (calls CPython does not make by
-/// vectorcall: classes without the flag, `PyObject_Call` with a tuple).
-unsafe extern "C" fn function_tp_call(
-    callable: *mut ffi::PyObject,
-    args: *mut ffi::PyObject,
-    kwargs: *mut ffi::PyObject,
-) -> *mut ffi::PyObject {
-    // SAFETY: CPython calls tp_call with the GIL held and valid objects.
-    unsafe {
-        let py = Python::assume_gil_acquired();
-        // kwargs is NULL or a dict, per the tp_call protocol.
-        if !kwargs.is_null() && ffi::PyDict_Size(kwargs) > 0 {
-            PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
-            return ptr::null_mut();
-        }
-        let items = std::slice::from_raw_parts(
-            (*(args as *mut ffi::PyTupleObject)).ob_item.as_ptr(),
-            ffi::PyTuple_GET_SIZE(args) as usize,
-        );
-        call_native(py, callable, items)
-    }
-}
-
-static FUNCTION_BASE: pyo3::sync::GILOnceCell<Py<PyType>> = pyo3::sync::GILOnceCell::new();
-
-/// Make instances of `cls` (tether.Function and its subclasses) callable
-/// natively; subclasses of `FunctionBase` also by vectorcall.
-#[pyfunction]
-fn install_function_call(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
-    if !cls.is_subclass(registry::base(py))? {
-        return Err(PyTypeError::new_err(format!("{} is not a subclass of tether.Object", cls.name()?)));
-    }
-    let vectorcall = cls.is_subclass(FUNCTION_BASE.get(py).expect("module initialised").bind(py))?;
-    // SAFETY: setting tp_call (and, for the FunctionObject layout, the
-    // vectorcall flag CPython 3.11 does not inherit on heap types) on a
-    // heap type right after its creation.
-    unsafe {
-        let tp = cls.as_ptr() as *mut ffi::PyTypeObject;
-        (*tp).tp_call = Some(function_tp_call);
-        if vectorcall {
-            (*tp).tp_vectorcall_offset = std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t;
-            crate::tying_lock::set_type_flags(tp, ffi::Py_TPFLAGS_HAVE_VECTORCALL);
-        }
-        ffi::PyType_Modified(tp);
-    }
     Ok(())
 }
 
@@ -728,9 +551,9 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     py_allocator::install_allocator().map_err(pyo3::exceptions::PyRuntimeError::new_err)?;
     let base = make_base_type(py)?;
     m.add("CObject", base.bind(py))?;
-    let function_base = make_function_base(py, base.bind(py))?;
+    let function_base = function_type::make_function_base(py, base.bind(py))?;
     m.add("FunctionBase", function_base.bind(py))?;
-    let _ = FUNCTION_BASE.set(py, function_base);
+    function_type::set_function_base(py, function_base);
     registry::set_base(py, base);
     registry::load_builtins(py)?;
     m.add_class::<RValueRef>()?;
@@ -747,7 +570,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(string_object_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;
     m.add_function(wrap_pyfunction!(register_class, m)?)?;
-    m.add_function(wrap_pyfunction!(install_function_call, m)?)?;
+    m.add_function(wrap_pyfunction!(function_type::install_function_call, m)?)?;
     m.add_function(wrap_pyfunction!(registered_class, m)?)?;
     m.add_function(wrap_pyfunction!(set_class_factory, m)?)?;
     m.add_function(wrap_pyfunction!(mark_python_finalizing, m)?)?;
