@@ -5,7 +5,8 @@
 //! calls the callable by vectorcall, releases the arguments, calls
 //! [`callback_result`] and gives the GIL back. That frame parks a daemon
 //! thread meeting interpreter exit anywhere in the GIL take, the call or
-//! the decrefs, and costs one cleanup registration per callback.
+//! the decrefs; with the file built with -fexceptions the frame costs
+//! nothing on the normal path.
 //!
 //! The two conversions handle the common values with raw CPython calls:
 //! None, ints, floats, bools, and objects whose canonical wrapper is alive
