@@ -339,3 +339,47 @@ def test_numpy_argument_round_trips_as_a_tensor():
 
     with pytest.raises(TypeError, match="expected a tensor"):
         tether._ffi.tensor_from_dlpack(NoTensor(), 0, False)
+
+
+def test_numpy_arrays_export_in_the_form_their_flags_allow():
+    # A writable ndarray is exported in DLPack's legacy form (NumPy refuses
+    # it for read-only arrays), a read-only one in the versioned form, which
+    # carries the flag: each call follows the array's flag at that moment,
+    # also when its type is the one remembered from the call before.
+    import sys
+
+    arr = numpy.arange(6, dtype="float32")
+    base = sys.getrefcount(arr)
+    for writeable in (True, False, True, False):
+        arr.flags.writeable = writeable
+        for convert in (echo, tether.from_dlpack):
+            t = convert(arr)
+            back = numpy.from_dlpack(t)
+            assert back.flags.writeable is writeable and numpy.shares_memory(back, arr)
+            assert numpy.array_equal(back, arr)
+            del t, back
+    assert sys.getrefcount(arr) == base  # each export's reference released once
+
+    class Sub(numpy.ndarray):  # a subclass takes the general (versioned) export
+        pass
+
+    sub = numpy.arange(3.0).view(Sub)
+    sub.flags.writeable = False
+    for _ in range(2):
+        assert numpy.from_dlpack(echo(sub)).flags.writeable is False
+
+
+def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
+    swapped = numpy.zeros(3, dtype=">f4")
+    for _ in range(2):
+        with pytest.raises(BufferError, match="native byte order"):
+            echo(swapped)
+    ro_swapped = numpy.zeros(3, dtype=">f4")
+    ro_swapped.flags.writeable = False
+    with pytest.raises(BufferError, match="native byte order"):
+        echo(ro_swapped)
+    cap = numpy.arange(4.0).__dlpack__()
+    assert "versioned" not in repr(cap)
+    assert numpy.array_equal(numpy.from_dlpack(echo(cap)), numpy.arange(4.0))
+    with pytest.raises(ValueError, match="already consumed"):
+        echo(cap)
