@@ -76,11 +76,12 @@ unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n:
     }
     let n = n.max(0);
     // The arguments as new references: a stack array for the common
-    // arities (no tuple, no allocation), a Vec beyond.
-    let mut small = [ptr::null_mut::<ffi::PyObject>(); 8];
+    // arities (no tuple, no allocation), a Vec beyond. Left uninitialised:
+    // the frame reads only the `filled` entries written by `callback_args`.
+    let mut small = [std::mem::MaybeUninit::<*mut ffi::PyObject>::uninit(); 8];
     let mut large = Vec::new();
     let buf = if n as usize <= small.len() {
-        small.as_mut_ptr()
+        small.as_mut_ptr() as *mut *mut ffi::PyObject
     } else {
         large.resize(n as usize, ptr::null_mut());
         large.as_mut_ptr()
@@ -178,10 +179,12 @@ unsafe fn object_arg_to_py(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) ->
     }
 }
 
-/// Any argument, by the general conversion.
+/// Any argument, by the general conversion (out of line: its frame is
+/// large, the raw paths' is not).
 ///
 /// # Safety
 /// GIL held; `v` a valid view alive for the call.
+#[inline(never)]
 unsafe fn general_arg_to_py(v: &TVMFFIAny) -> *mut ffi::PyObject {
     Python::with_gil(|py| {
         // SAFETY: per the caller.
@@ -209,6 +212,18 @@ unsafe extern "C" fn callback_result(ret: *mut ffi::PyObject, result: *mut c_voi
             return 0;
         }
     }
+    // SAFETY: per this function's contract.
+    unsafe { general_result(ret, result) }
+}
+
+/// [`callback_result`] for the values its raw path leaves, and errors: out
+/// of line, so the common return keeps a small frame.
+///
+/// # Safety
+/// As [`callback_result`].
+#[cold]
+#[inline(never)]
+unsafe fn general_result(ret: *mut ffi::PyObject, result: *mut TVMFFIAny) -> c_int {
     Python::with_gil(|py| {
         let converted = if ret.is_null() {
             Err(PyErr::fetch(py))

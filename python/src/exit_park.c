@@ -116,7 +116,7 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
   }
   int filled = 0;
   PyObject *ret = NULL;
-  if (convert_args(args, nargs, buf, &filled) == 0) {
+  if (nargs == 0 || convert_args(args, nargs, buf, &filled) == 0) {
     ret = PyObject_Vectorcall(callable, buf, (size_t)nargs, NULL);
   }
   for (int i = 0; i < filled; i++) {

@@ -383,3 +383,23 @@ def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
     assert numpy.array_equal(numpy.from_dlpack(echo(cap)), numpy.arange(4.0))
     with pytest.raises(ValueError, match="already consumed"):
         echo(cap)
+
+
+def test_zero_argument_callbacks_return_every_kind_and_raise():
+    # No arguments to convert (the frame skips the conversion and leaves
+    # its buffer unwritten); results through the raw and the general path.
+    leaf = Leaf(2)
+    for v in (None, 3, -1.5, True, leaf, "a string longer than seven bytes", b"b"):
+        got = apply_n(lambda: v, 3)
+        assert got == v and type(got) is type(v)
+    assert apply_n(lambda: leaf, 1) is leaf
+
+    def fails():
+        raise LookupError("from a callback without arguments")
+
+    for _ in range(2):
+        with pytest.raises(LookupError, match="without arguments"):
+            apply_n(fails, 1)
+    assert apply_n(lambda: 1 << 40, 1) == 1 << 40
+    with pytest.raises(OverflowError):
+        apply_n(lambda: 1 << 70, 1)
