@@ -177,6 +177,43 @@ impl TensorTypeMemo {
         None
     }
 
+    /// [`Self::convert`] for a call argument, without a `PyResult`: the
+    /// common case of a loop passing NumPy arrays (the remembered type is
+    /// exactly `ndarray`, with its method remembered, and the array is
+    /// writable) as a new Tensor handle, or NULL with the Python exception
+    /// set; None when that is not the case (nothing was done), leaving the
+    /// value to the general conversion.
+    ///
+    /// # Safety
+    /// GIL held; `obj` live for the call.
+    #[inline]
+    pub unsafe fn convert_ndarray_arg(py: Python<'_>, obj: *mut ffi::PyObject) -> Option<*mut TVMFFIObject> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let m = TENSOR_TYPE.get(py).get();
+            // SAFETY: reading the type and, for an ndarray, its flags (see
+            // `ndarray_export_form`), of a live object.
+            unsafe {
+                let tp = ffi::Py_TYPE(obj);
+                if m.tp != tp as usize
+                    || !m.ndarray
+                    || m.method.is_null()
+                    || (*tp).tp_version_tag != m.tag
+                    || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG == 0
+                    || (*(obj as *const NdArrayHead)).flags & NPY_ARRAY_WRITEABLE == 0
+                {
+                    return None;
+                }
+                Some(legacy_ndarray_export(py, obj, m.method))
+            }
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            let _ = (py, obj);
+            None
+        }
+    }
+
     /// The tensor for `obj`, whose type has just been found to convert as
     /// a tensor (a capsule, or `__dlpack__` on the type), remembering the
     /// type. Its key is read before the conversion runs any Python code;
@@ -200,6 +237,59 @@ impl TensorTypeMemo {
         }
         let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
         tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false)
+    }
+}
+
+/// `obj.__dlpack__()` through the remembered method descriptor of its type
+/// (exactly `ndarray`), the legacy capsule adopted by the core in place: a
+/// new Tensor handle, or NULL with the Python exception set. A capsule
+/// other than an unused legacy one goes to [`from_capsule`] (which raises),
+/// and a `BufferError` (the array turned read-only between the check and
+/// the call) to the versioned export, as [`tensor_from_exporter`] does.
+///
+/// # Safety
+/// GIL held; `obj` a live ndarray; `method` its type's `__dlpack__`
+/// method descriptor.
+#[cfg(not(Py_GIL_DISABLED))]
+unsafe fn legacy_ndarray_export(py: Python<'_>, obj: *mut ffi::PyObject, method: *mut ffi::PyObject) -> *mut TVMFFIObject {
+    let general = |r: PyResult<OwnedAny>| match r {
+        Ok(v) => v.into_raw().value.v_obj,
+        Err(e) => {
+            e.restore(py);
+            ptr::null_mut()
+        }
+    };
+    // SAFETY: per the caller; capsule names are compared before their
+    // pointers are read, and the capsule is renamed right after the core
+    // took its tensor (the module invariants).
+    unsafe {
+        let argv = [obj];
+        let cap = ffi::PyObject_Vectorcall(method, argv.as_ptr(), 1, ptr::null_mut());
+        if cap.is_null() {
+            if ffi::PyErr_ExceptionMatches(ffi::PyExc_BufferError) == 0 {
+                return ptr::null_mut();
+            }
+            ffi::PyErr_Clear();
+            let o = pyo3::Borrowed::from_ptr(py, obj);
+            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false));
+        }
+        let name = if ffi::PyCapsule_CheckExact(cap) == 1 { ffi::PyCapsule_GetName(cap) } else { ptr::null() };
+        if name.is_null() || !c_str_is(name, LEGACY) {
+            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false));
+        }
+        let managed = ffi::PyCapsule_GetPointer(cap, name) as *mut DLManagedTensor;
+        let mut out: *mut c_void = ptr::null_mut();
+        if managed.is_null() {
+            out = ptr::null_mut(); // GetPointer raised
+        } else if TVMFFITensorFromDLPack(managed, 0, 0, &mut out) != 0 {
+            take_ffi_error(py).restore(py);
+            out = ptr::null_mut();
+        } else {
+            ffi::PyCapsule_SetName(cap, LEGACY_USED.as_ptr());
+        }
+        // An unconsumed capsule's destructor deletes its tensor.
+        ffi::Py_DECREF(cap);
+        out as *mut TVMFFIObject
     }
 }
 

@@ -370,6 +370,7 @@ def test_numpy_arrays_export_in_the_form_their_flags_allow():
 
 
 def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
+    echo(numpy.zeros(1))  # ndarray is the remembered tensor type from here
     swapped = numpy.zeros(3, dtype=">f4")
     for _ in range(2):
         with pytest.raises(BufferError, match="native byte order"):
@@ -403,3 +404,22 @@ def test_zero_argument_callbacks_return_every_kind_and_raise():
     assert apply_n(lambda: 1 << 40, 1) == 1 << 40
     with pytest.raises(OverflowError):
         apply_n(lambda: 1 << 70, 1)
+
+
+def test_numpy_arguments_among_others_and_after_a_failing_argument():
+    import sys
+
+    a, b = numpy.arange(4.0), numpy.arange(3, dtype="int32")
+    base_a, base_b = sys.getrefcount(a), sys.getrefcount(b)
+    leaf = Leaf(1)
+    f = tether.get_global_func("testing.apply_n")
+    for _ in range(3):  # the first call remembers ndarray, the rest take the fast path
+        seen = []
+        f(lambda *xs: seen.append(xs), 1, a, 2, leaf, b)
+        x, two, got_leaf, y = seen[0]
+        assert two == 2 and got_leaf is leaf
+        assert numpy.array_equal(numpy.from_dlpack(x), a) and numpy.array_equal(numpy.from_dlpack(y), b)
+        del seen, x, y
+        with pytest.raises(OverflowError):
+            echo(a, b, 1 << 70)  # converted arrays are released when a later argument fails
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == (base_a, base_b)
