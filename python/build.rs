@@ -53,6 +53,7 @@ fn main() {
     // cfg(Py_GIL_DISABLED) and friends for the interpreter being built for.
     pyo3_build_config::use_pyo3_cfgs();
     println!("cargo:rerun-if-changed=src/exit_park.c");
+    println!("cargo:rerun-if-changed=../cpp/include/tether/c_api.h");
     println!("cargo:rerun-if-changed=src/try_incref.c");
     println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
     let include = python_include_dir();
@@ -62,8 +63,10 @@ fn main() {
     // exit_park.c). GCC and Clang on Linux and macOS (where the frames are
     // plain calls, but the flag costs nothing); not MSVC.
     let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let mut park = cc::Build::new();
-    park.file("src/exit_park.c").include(&include).warnings(true);
+    // <tether/c_api.h> for the FFI value a callback's None result is written as.
+    park.file("src/exit_park.c").include(&include).include(manifest_dir.join("../cpp/include")).warnings(true);
     let compiler = park.get_compiler();
     if matches!(target_os.as_str(), "linux" | "macos") && (compiler.is_like_gnu() || compiler.is_like_clang()) {
         park.flag("-fexceptions");

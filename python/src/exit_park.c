@@ -27,6 +27,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <tether/c_api.h>
 
 #if defined(__GLIBC__)
 #include <pthread.h>
@@ -84,7 +85,8 @@ static PyThreadState *current_tstate(void) {
  *     buf and returns 0, or -1 with a Python exception set;
  *   convert_result(ret, result) converts the call's result (a borrowed
  *     reference, or NULL with a Python exception set) into the FFI result
- *     slot and returns 0, or raises the FFI error and returns -1.
+ *     slot and returns 0, or raises the FFI error and returns -1. A None
+ *     result (most callbacks return nothing) is written here instead.
  * The references in buf and the result are released here, in the frame.
  *
  * The GIL, as PyGILState_Ensure/Release take and give it, minus their
@@ -122,7 +124,17 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
   for (int i = 0; i < filled; i++) {
     Py_DECREF(buf[i]);
   }
-  rc = convert_result(ret, result);
+  if (ret == Py_None) {
+    if (result != NULL) {
+      TVMFFIAny *slot = (TVMFFIAny *)result;
+      slot->type_index = kTVMFFINone;
+      slot->zero_padding = 0;
+      slot->v_int64 = 0;
+    }
+    rc = 0;
+  } else {
+    rc = convert_result(ret, result);
+  }
   Py_XDECREF(ret);
   if (taken == 1) {
     PyEval_SaveThread();
