@@ -3,7 +3,8 @@
 // and links the extension against that one shared library (found at run time
 // next to the extension through an $ORIGIN / @loader_path rpath). It also
 // compiles two small C files against the target Python's headers: the frames
-// that park daemon threads at interpreter exit (src/exit_park.c) and the
+// that park daemon threads at interpreter exit (src/exit_park.c, with C
+// exceptions' unwind tables where the compiler has them) and the
 // free-threaded try-incref (src/try_incref.c).
 //
 // TETHER_CORE_LIB_DIR, when set, names a directory that already holds a
@@ -52,10 +53,25 @@ fn main() {
     // cfg(Py_GIL_DISABLED) and friends for the interpreter being built for.
     pyo3_build_config::use_pyo3_cfgs();
     println!("cargo:rerun-if-changed=src/exit_park.c");
+    println!("cargo:rerun-if-changed=../cpp/include/tether/c_api.h");
     println!("cargo:rerun-if-changed=src/try_incref.c");
     println!("cargo:rerun-if-env-changed=PYO3_PYTHON");
     let include = python_include_dir();
-    cc::Build::new().file("src/exit_park.c").include(&include).warnings(true).compile("tether_exit_park");
+    // The parking frames with -fexceptions: glibc's pthread_cleanup_push
+    // then becomes a cleanup attribute that the forced unwind runs from the
+    // frame's unwind tables, instead of a __sigsetjmp on every call (see
+    // exit_park.c). GCC and Clang on Linux and macOS (where the frames are
+    // plain calls, but the flag costs nothing); not MSVC.
+    let target_os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    let manifest_dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    let mut park = cc::Build::new();
+    // <tether/c_api.h> for the FFI value a callback's None result is written as.
+    park.file("src/exit_park.c").include(&include).include(manifest_dir.join("../cpp/include")).warnings(true);
+    let compiler = park.get_compiler();
+    if matches!(target_os.as_str(), "linux" | "macos") && (compiler.is_like_gnu() || compiler.is_like_clang()) {
+        park.flag("-fexceptions");
+    }
+    park.compile("tether_exit_park");
     cc::Build::new().file("src/try_incref.c").include(&include).warnings(true).compile("tether_try_incref");
 
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());

@@ -5,7 +5,8 @@
 //! calls the callable by vectorcall, releases the arguments, calls
 //! [`callback_result`] and gives the GIL back. That frame parks a daemon
 //! thread meeting interpreter exit anywhere in the GIL take, the call or
-//! the decrefs, and costs one cleanup registration per callback.
+//! the decrefs; with the file built with -fexceptions the frame costs
+//! nothing on the normal path.
 //!
 //! The two conversions handle the common values with raw CPython calls:
 //! None, ints, floats, bools, and objects whose canonical wrapper is alive
@@ -64,29 +65,60 @@ pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResul
     Ok(out as *mut TVMFFIObject)
 }
 
-/// The safe-call entry of Functions made from Python callables.
+/// The safe-call entry of Functions made from Python callables. The
+/// common case (the interpreter alive, up to 8 arguments) keeps a small
+/// frame; the rest is out of line.
 unsafe extern "C" fn py_safe_call(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
     if !exit_park::python_alive() {
-        let k = CString::new("RuntimeError").unwrap();
-        let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
-        // SAFETY: NUL-terminated strings.
-        unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
-        return -1;
+        return interpreter_gone();
     }
-    let n = n.max(0);
-    // The arguments as new references: a stack array for the common
-    // arities (no tuple, no allocation), a Vec beyond.
-    let mut small = [ptr::null_mut::<ffi::PyObject>(); 8];
-    let mut large = Vec::new();
-    let buf = if n as usize <= small.len() {
-        small.as_mut_ptr()
-    } else {
-        large.resize(n as usize, ptr::null_mut());
-        large.as_mut_ptr()
-    };
-    // SAFETY: `self_` is our callable; `args` holds `n` views and `buf` room
-    // for `n` pointers, both alive for the call; the converters meet the
-    // frame's contract (see exit_park.c).
+    if n > INLINE_ARGS as i32 {
+        // SAFETY: the caller's arguments, as below.
+        return unsafe { call_with_heap_args(self_, args, n, result) };
+    }
+    // The arguments as new references in a stack array (no tuple, no
+    // allocation), left uninitialised: the frame reads only the `filled`
+    // entries written by `callback_args`.
+    let mut buf = [std::mem::MaybeUninit::<*mut ffi::PyObject>::uninit(); INLINE_ARGS];
+    // SAFETY: `args` holds `n` views and `buf` room for `n` pointers.
+    unsafe { run_callback(self_, args, n.max(0), buf.as_mut_ptr() as *mut *mut ffi::PyObject, result) }
+}
+
+/// Arguments a callback takes in its stack buffer.
+const INLINE_ARGS: usize = 8;
+
+/// [`py_safe_call`] once Python is finalizing: an FFI error, no Python.
+#[cold]
+#[inline(never)]
+fn interpreter_gone() -> c_int {
+    let k = CString::new("RuntimeError").unwrap();
+    let m = CString::new("cannot call a Python function: the interpreter is shutting down").unwrap();
+    // SAFETY: NUL-terminated strings.
+    unsafe { TVMFFIErrorSetRaisedFromCStr(k.as_ptr(), m.as_ptr()) };
+    -1
+}
+
+/// [`py_safe_call`] with more arguments than its stack buffer holds.
+///
+/// # Safety
+/// As [`run_callback`], with `n` > [`INLINE_ARGS`].
+#[cold]
+#[inline(never)]
+unsafe fn call_with_heap_args(self_: *mut c_void, args: *const TVMFFIAny, n: i32, result: *mut TVMFFIAny) -> c_int {
+    let mut buf = vec![ptr::null_mut::<ffi::PyObject>(); n as usize];
+    // SAFETY: per the caller; `buf` has room for `n` pointers.
+    unsafe { run_callback(self_, args, n, buf.as_mut_ptr(), result) }
+}
+
+/// The whole callback in the parking frame.
+///
+/// # Safety
+/// `self_` is our callable; `args` holds `n` (>= 0) views and `buf` room
+/// for `n` pointers, both alive for the call.
+#[inline(always)]
+unsafe fn run_callback(self_: *mut c_void, args: *const TVMFFIAny, n: i32, buf: *mut *mut ffi::PyObject, result: *mut TVMFFIAny) -> c_int {
+    // SAFETY: per the caller; the converters meet the frame's contract
+    // (see exit_park.c).
     unsafe {
         tether_park_callback(
             self_ as *mut ffi::PyObject,
@@ -177,10 +209,12 @@ unsafe fn object_arg_to_py(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) ->
     }
 }
 
-/// Any argument, by the general conversion.
+/// Any argument, by the general conversion (out of line: its frame is
+/// large, the raw paths' is not).
 ///
 /// # Safety
 /// GIL held; `v` a valid view alive for the call.
+#[inline(never)]
 unsafe fn general_arg_to_py(v: &TVMFFIAny) -> *mut ffi::PyObject {
     Python::with_gil(|py| {
         // SAFETY: per the caller.
@@ -208,6 +242,18 @@ unsafe extern "C" fn callback_result(ret: *mut ffi::PyObject, result: *mut c_voi
             return 0;
         }
     }
+    // SAFETY: per this function's contract.
+    unsafe { general_result(ret, result) }
+}
+
+/// [`callback_result`] for the values its raw path leaves, and errors: out
+/// of line, so the common return keeps a small frame.
+///
+/// # Safety
+/// As [`callback_result`].
+#[cold]
+#[inline(never)]
+unsafe fn general_result(ret: *mut ffi::PyObject, result: *mut TVMFFIAny) -> c_int {
     Python::with_gil(|py| {
         let converted = if ret.is_null() {
             Err(PyErr::fetch(py))

@@ -135,11 +135,13 @@ struct TensorType {
     /// attribute is a method descriptor. That saves the method lookup per
     /// call (`PyObject_VectorcallMethod`).
     method: *mut ffi::PyObject,
+    /// The type is exactly NumPy's `ndarray` (see [`export_form`]).
+    ndarray: bool,
 }
 
 #[cfg(not(Py_GIL_DISABLED))]
 static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<TensorType>> = pyo3::sync::GILProtected::new(
-    std::cell::Cell::new(TensorType { tp: 0, tag: 0, api: ptr::null(), method: ptr::null_mut() }),
+    std::cell::Cell::new(TensorType { tp: 0, tag: 0, api: ptr::null(), method: ptr::null_mut(), ndarray: false }),
 );
 
 // SAFETY: read and written only with the GIL held (GILProtected).
@@ -166,12 +168,50 @@ impl TensorTypeMemo {
         {
             let m = TENSOR_TYPE.get(py).get();
             if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
-                return Some(tensor_from_exporter(py, obj, m.api, m.method, 0, false));
+                let form = if m.ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, 0, false));
             }
         }
         #[cfg(Py_GIL_DISABLED)]
         let _ = (py, obj);
         None
+    }
+
+    /// [`Self::convert`] for a call argument, without a `PyResult`: the
+    /// common case of a loop passing NumPy arrays (the remembered type is
+    /// exactly `ndarray`, with its method remembered, and the array is
+    /// writable) as a new Tensor handle, or NULL with the Python exception
+    /// set; None when that is not the case (nothing was done), leaving the
+    /// value to the general conversion.
+    ///
+    /// # Safety
+    /// GIL held; `obj` live for the call.
+    #[inline]
+    pub unsafe fn convert_ndarray_arg(py: Python<'_>, obj: *mut ffi::PyObject) -> Option<*mut TVMFFIObject> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let m = TENSOR_TYPE.get(py).get();
+            // SAFETY: reading the type and, for an ndarray, its flags (see
+            // `ndarray_export_form`), of a live object.
+            unsafe {
+                let tp = ffi::Py_TYPE(obj);
+                if m.tp != tp as usize
+                    || !m.ndarray
+                    || m.method.is_null()
+                    || (*tp).tp_version_tag != m.tag
+                    || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_VALID_VERSION_TAG == 0
+                    || (*(obj as *const NdArrayHead)).flags & NPY_ARRAY_WRITEABLE == 0
+                {
+                    return None;
+                }
+                Some(legacy_ndarray_export(py, obj, m.method))
+            }
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        {
+            let _ = (py, obj);
+            None
+        }
     }
 
     /// The tensor for `obj`, whose type has just been found to convert as
@@ -183,10 +223,11 @@ impl TensorTypeMemo {
         // SAFETY: a type check on a live object.
         let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
         let api = if capsule { ptr::null() } else { exchange_api(obj) };
+        let ndarray = !capsule && is_exact_ndarray(obj);
         #[cfg(not(Py_GIL_DISABLED))]
         if let Some((tp, tag)) = Self::key(obj) {
             let method = if capsule { ptr::null_mut() } else { unbound_dlpack(obj) };
-            let old = TENSOR_TYPE.get(py).replace(TensorType { tp, tag, api, method });
+            let old = TENSOR_TYPE.get(py).replace(TensorType { tp, tag, api, method, ndarray });
             if !old.method.is_null() {
                 // SAFETY: the memo's own reference, GIL held; a raw decref
                 // (not a dropped `Py`), the GIL being held without pyo3's
@@ -194,7 +235,114 @@ impl TensorTypeMemo {
                 unsafe { ffi::Py_DECREF(old.method) };
             }
         }
-        tensor_from_exporter(py, obj, api, ptr::null_mut(), 0, false)
+        let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false)
+    }
+}
+
+/// `obj.__dlpack__()` through the remembered method descriptor of its type
+/// (exactly `ndarray`), the legacy capsule adopted by the core in place: a
+/// new Tensor handle, or NULL with the Python exception set. A capsule
+/// other than an unused legacy one goes to [`from_capsule`] (which raises),
+/// and a `BufferError` (the array turned read-only between the check and
+/// the call) to the versioned export, as [`tensor_from_exporter`] does.
+///
+/// # Safety
+/// GIL held; `obj` a live ndarray; `method` its type's `__dlpack__`
+/// method descriptor.
+#[cfg(not(Py_GIL_DISABLED))]
+unsafe fn legacy_ndarray_export(py: Python<'_>, obj: *mut ffi::PyObject, method: *mut ffi::PyObject) -> *mut TVMFFIObject {
+    let general = |r: PyResult<OwnedAny>| match r {
+        Ok(v) => v.into_raw().value.v_obj,
+        Err(e) => {
+            e.restore(py);
+            ptr::null_mut()
+        }
+    };
+    // SAFETY: per the caller; capsule names are compared before their
+    // pointers are read, and the capsule is renamed right after the core
+    // took its tensor (the module invariants).
+    unsafe {
+        let argv = [obj];
+        let cap = ffi::PyObject_Vectorcall(method, argv.as_ptr(), 1, ptr::null_mut());
+        if cap.is_null() {
+            if ffi::PyErr_ExceptionMatches(ffi::PyExc_BufferError) == 0 {
+                return ptr::null_mut();
+            }
+            ffi::PyErr_Clear();
+            let o = pyo3::Borrowed::from_ptr(py, obj);
+            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false));
+        }
+        let name = if ffi::PyCapsule_CheckExact(cap) == 1 { ffi::PyCapsule_GetName(cap) } else { ptr::null() };
+        if name.is_null() || !c_str_is(name, LEGACY) {
+            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false));
+        }
+        let managed = ffi::PyCapsule_GetPointer(cap, name) as *mut DLManagedTensor;
+        let mut out: *mut c_void = ptr::null_mut();
+        if managed.is_null() {
+            out = ptr::null_mut(); // GetPointer raised
+        } else if TVMFFITensorFromDLPack(managed, 0, 0, &mut out) != 0 {
+            take_ffi_error(py).restore(py);
+            out = ptr::null_mut();
+        } else {
+            ffi::PyCapsule_SetName(cap, LEGACY_USED.as_ptr());
+        }
+        // An unconsumed capsule's destructor deletes its tensor.
+        ffi::Py_DECREF(cap);
+        out as *mut TVMFFIObject
+    }
+}
+
+/// Which `__dlpack__` call asks for the capsule.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ExportForm {
+    /// `__dlpack__(max_version=(1, 3))`, falling back to `__dlpack__()`
+    /// for producers older than DLPack 1.0.
+    Versioned,
+    /// `__dlpack__()`, when the legacy capsule says all the versioned one
+    /// would (see [`ndarray_export_form`]); the versioned call follows if
+    /// the producer refuses with `BufferError`.
+    Legacy,
+}
+
+/// Whether `obj`'s type is exactly NumPy's `ndarray` (not a subclass,
+/// which may export differently).
+fn is_exact_ndarray(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: a live type's name, a NUL-terminated string.
+    unsafe { CStr::from_ptr((*ffi::Py_TYPE(obj.as_ptr())).tp_name) == c"numpy.ndarray" }
+}
+
+/// The leading fields of NumPy's array object (`PyArrayObject_fields` of
+/// its C API, whose layout every compiled NumPy extension reads through
+/// inline accessors such as `PyArray_FLAGS`, so NumPy keeps it fixed).
+#[repr(C)]
+struct NdArrayHead {
+    ob_base: ffi::PyObject,
+    data: *mut c_void,
+    nd: c_int,
+    dimensions: *mut isize,
+    strides: *mut isize,
+    base: *mut ffi::PyObject,
+    descr: *mut ffi::PyObject,
+    flags: c_int,
+}
+
+/// `NPY_ARRAY_WRITEABLE`.
+const NPY_ARRAY_WRITEABLE: c_int = 0x0400;
+
+/// The export form for an exact `ndarray`. The versioned capsule costs
+/// NumPy a keyword parse that `__dlpack__()` does not, and for a writable
+/// array the two say the same: NumPy's legacy export refuses read-only
+/// arrays (the one flag the versioned form adds for it) and never copies.
+/// Read-only arrays ask for the versioned form, which carries the flag.
+fn ndarray_export_form(obj: &Bound<'_, PyAny>) -> ExportForm {
+    // SAFETY: `obj` is a live ndarray (the caller checked its exact
+    // type), whose object starts with the fields above.
+    let flags = unsafe { (*(obj.as_ptr() as *const NdArrayHead)).flags };
+    if flags & NPY_ARRAY_WRITEABLE != 0 {
+        ExportForm::Legacy
+    } else {
+        ExportForm::Versioned
     }
 }
 
@@ -242,17 +390,19 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
             convert::type_name(obj)
         )));
     }
-    tensor_from_exporter(py, obj, api, ptr::null_mut(), align, contiguous)
+    let form = if is_exact_ndarray(obj) { ndarray_export_form(obj) } else { ExportForm::Versioned };
+    tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous)
 }
 
 /// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
 /// (its type's exchange table, or NULL) when that can export, else by
-/// `__dlpack__`, which the caller found it has.
+/// `__dlpack__` in the given form, which the caller found it has.
 fn tensor_from_exporter(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     api: *const ExchangeApi,
     method: *mut ffi::PyObject,
+    form: ExportForm,
     align: i32,
     contiguous: bool,
 ) -> PyResult<OwnedAny> {
@@ -272,6 +422,27 @@ fn tensor_from_exporter(
         }
     }
     let name = pyo3::intern!(py, "__dlpack__");
+    if form == ExportForm::Legacy {
+        let argv = [obj.as_ptr()];
+        // SAFETY: as for the versioned call below, without keywords.
+        let raw = unsafe {
+            if method.is_null() {
+                ffi::PyObject_VectorcallMethod(name.as_ptr(), argv.as_ptr(), 1 | ffi::PY_VECTORCALL_ARGUMENTS_OFFSET, ptr::null_mut())
+            } else {
+                ffi::PyObject_Vectorcall(method, argv.as_ptr(), 1, ptr::null_mut())
+            }
+        };
+        if !raw.is_null() {
+            // SAFETY: a new reference.
+            return from_capsule(py, &unsafe { Bound::from_owned_ptr(py, raw) }, align, contiguous);
+        }
+        let e = PyErr::fetch(py);
+        if !e.is_instance_of::<PyBufferError>(py) {
+            return Err(e);
+        }
+        // Refused (the array became read-only meanwhile, say): the
+        // versioned form decides.
+    }
     // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
     // names and the version made once: no kwargs dict per call.
     static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
@@ -324,8 +495,11 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
             ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
             return Ok(t);
         }
-        if ffi::PyCapsule_IsValid(c, LEGACY.as_ptr()) == 1 {
-            let managed = ffi::PyCapsule_GetPointer(c, LEGACY.as_ptr()) as *mut DLManagedTensor;
+        if !name.is_null() && c_str_is(name, LEGACY) {
+            let managed = ffi::PyCapsule_GetPointer(c, name) as *mut DLManagedTensor;
+            if managed.is_null() {
+                return Err(PyErr::fetch(py));
+            }
             let mut out: *mut c_void = ptr::null_mut();
             if TVMFFITensorFromDLPack(managed, align, contiguous as i32, &mut out) != 0 {
                 return Err(take_ffi_error(py));

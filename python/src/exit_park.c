@@ -6,16 +6,28 @@
  * catch_unwind frame or an extern "C" boundary aborts the process
  * ("FATAL: exception not rethrown"). So every CPython call through which a
  * daemon thread re-enters the interpreter from native code runs here,
- * inside a cancellation cleanup frame (pthread_cleanup_push without C++
- * exceptions registers a jump buffer with glibc). When the forced unwind
- * reaches this frame, glibc jumps back into it and the cleanup parks the
- * thread for good instead of unwinding further — what CPython 3.14 itself
- * does with such threads. Only CPython's own C frames lie between the exit
- * and this frame, so no Rust destructor is skipped. Elsewhere (no glibc
- * forced unwind) these are plain calls. */
+ * inside a cancellation cleanup frame (pthread_cleanup_push). When the
+ * forced unwind reaches this frame it runs the cleanup, which parks the
+ * thread for good instead of returning to the unwinder — what CPython 3.14
+ * itself does with such threads. Only CPython's own C frames lie between
+ * the exit and this frame, so no Rust frame is unwound and no Rust
+ * destructor is skipped. Elsewhere (no glibc forced unwind) these are plain
+ * calls.
+ *
+ * The build compiles this file with -fexceptions (python/build.rs, the
+ * Bazel target) where the compiler takes it. glibc's pthread_cleanup_push
+ * then declares a variable with a cleanup attribute: the cleanup is a
+ * landing pad in this frame's unwind tables, which the forced unwind's
+ * personality routine enters, and on the normal path it costs a store.
+ * Without the flag glibc falls back to a jump buffer filled by __sigsetjmp
+ * and registered with the thread on every call, and the unwinder jumps back
+ * into the frame to run the cleanup; that works the same, at a few
+ * nanoseconds per callback. Either way the cleanup never returns, so the
+ * unwind stops here. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <tether/c_api.h>
 
 #if defined(__GLIBC__)
 #include <pthread.h>
@@ -65,15 +77,16 @@ static PyThreadState *current_tstate(void) {
 /* A Python callback run by native code, whole: take the GIL, convert the
  * arguments, call, release the arguments, convert the result, give the GIL
  * back. Everything that can run Python code or take the GIL (the take, the
- * call, the decrefs) sits in this one frame, so a callback pays for one
- * cleanup registration instead of one per CPython call. The two conversions
+ * call, the decrefs) sits in this one frame, so a callback enters one
+ * cleanup frame instead of one per CPython call. The two conversions
  * are Rust functions that return normally (Python code they run themselves,
  * such as conversion hooks, goes through the parking calls above):
  *   convert_args(args, nargs, buf, &filled) puts `filled` new references in
  *     buf and returns 0, or -1 with a Python exception set;
  *   convert_result(ret, result) converts the call's result (a borrowed
  *     reference, or NULL with a Python exception set) into the FFI result
- *     slot and returns 0, or raises the FFI error and returns -1.
+ *     slot and returns 0, or raises the FFI error and returns -1. A None
+ *     result (most callbacks return nothing) is written here instead.
  * The references in buf and the result are released here, in the frame.
  *
  * The GIL, as PyGILState_Ensure/Release take and give it, minus their
@@ -105,13 +118,23 @@ int tether_park_callback(PyObject *callable, const void *args, int nargs, PyObje
   }
   int filled = 0;
   PyObject *ret = NULL;
-  if (convert_args(args, nargs, buf, &filled) == 0) {
+  if (nargs == 0 || convert_args(args, nargs, buf, &filled) == 0) {
     ret = PyObject_Vectorcall(callable, buf, (size_t)nargs, NULL);
   }
   for (int i = 0; i < filled; i++) {
     Py_DECREF(buf[i]);
   }
-  rc = convert_result(ret, result);
+  if (ret == Py_None) {
+    if (result != NULL) {
+      TVMFFIAny *slot = (TVMFFIAny *)result;
+      slot->type_index = kTVMFFINone;
+      slot->zero_padding = 0;
+      slot->v_int64 = 0;
+    }
+    rc = 0;
+  } else {
+    rc = convert_result(ret, result);
+  }
   Py_XDECREF(ret);
   if (taken == 1) {
     PyEval_SaveThread();

@@ -106,6 +106,12 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
                 borrowed[n_borrowed].write(p as *mut CObject);
                 n_borrowed += 1;
                 TVMFFIAny { type_index: (*h).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
+            } else if let Some(h) = crate::dlpack::TensorTypeMemo::convert_ndarray_arg(py, p) {
+                if h.is_null() {
+                    return ptr::null_mut(); // the exception is set
+                }
+                views.owned |= 1 << i;
+                TVMFFIAny { type_index: ti::kTVMFFITensor, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
             } else {
                 match py_to_any_other(py, &pyo3::Borrowed::from_ptr(py, p)) {
                     Ok(v) => {

@@ -339,3 +339,87 @@ def test_numpy_argument_round_trips_as_a_tensor():
 
     with pytest.raises(TypeError, match="expected a tensor"):
         tether._ffi.tensor_from_dlpack(NoTensor(), 0, False)
+
+
+def test_numpy_arrays_export_in_the_form_their_flags_allow():
+    # A writable ndarray is exported in DLPack's legacy form (NumPy refuses
+    # it for read-only arrays), a read-only one in the versioned form, which
+    # carries the flag: each call follows the array's flag at that moment,
+    # also when its type is the one remembered from the call before.
+    import sys
+
+    arr = numpy.arange(6, dtype="float32")
+    base = sys.getrefcount(arr)
+    for writeable in (True, False, True, False):
+        arr.flags.writeable = writeable
+        for convert in (echo, tether.from_dlpack):
+            t = convert(arr)
+            back = numpy.from_dlpack(t)
+            assert back.flags.writeable is writeable and numpy.shares_memory(back, arr)
+            assert numpy.array_equal(back, arr)
+            del t, back
+    assert sys.getrefcount(arr) == base  # each export's reference released once
+
+    class Sub(numpy.ndarray):  # a subclass takes the general (versioned) export
+        pass
+
+    sub = numpy.arange(3.0).view(Sub)
+    sub.flags.writeable = False
+    for _ in range(2):
+        assert numpy.from_dlpack(echo(sub)).flags.writeable is False
+
+
+def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
+    echo(numpy.zeros(1))  # ndarray is the remembered tensor type from here
+    swapped = numpy.zeros(3, dtype=">f4")
+    for _ in range(2):
+        with pytest.raises(BufferError, match="native byte order"):
+            echo(swapped)
+    ro_swapped = numpy.zeros(3, dtype=">f4")
+    ro_swapped.flags.writeable = False
+    with pytest.raises(BufferError, match="native byte order"):
+        echo(ro_swapped)
+    cap = numpy.arange(4.0).__dlpack__()
+    assert "versioned" not in repr(cap)
+    assert numpy.array_equal(numpy.from_dlpack(echo(cap)), numpy.arange(4.0))
+    with pytest.raises(ValueError, match="already consumed"):
+        echo(cap)
+
+
+def test_zero_argument_callbacks_return_every_kind_and_raise():
+    # No arguments to convert (the frame skips the conversion and leaves
+    # its buffer unwritten); results through the raw and the general path.
+    leaf = Leaf(2)
+    for v in (None, 3, -1.5, True, leaf, "a string longer than seven bytes", b"b"):
+        got = apply_n(lambda: v, 3)
+        assert got == v and type(got) is type(v)
+    assert apply_n(lambda: leaf, 1) is leaf
+
+    def fails():
+        raise LookupError("from a callback without arguments")
+
+    for _ in range(2):
+        with pytest.raises(LookupError, match="without arguments"):
+            apply_n(fails, 1)
+    assert apply_n(lambda: 1 << 40, 1) == 1 << 40
+    with pytest.raises(OverflowError):
+        apply_n(lambda: 1 << 70, 1)
+
+
+def test_numpy_arguments_among_others_and_after_a_failing_argument():
+    import sys
+
+    a, b = numpy.arange(4.0), numpy.arange(3, dtype="int32")
+    base_a, base_b = sys.getrefcount(a), sys.getrefcount(b)
+    leaf = Leaf(1)
+    f = tether.get_global_func("testing.apply_n")
+    for _ in range(3):  # the first call remembers ndarray, the rest take the fast path
+        seen = []
+        f(lambda *xs: seen.append(xs), 1, a, 2, leaf, b)
+        x, two, got_leaf, y = seen[0]
+        assert two == 2 and got_leaf is leaf
+        assert numpy.array_equal(numpy.from_dlpack(x), a) and numpy.array_equal(numpy.from_dlpack(y), b)
+        del seen, x, y
+        with pytest.raises(OverflowError):
+            echo(a, b, 1 << 70)  # converted arrays are released when a later argument fails
+    assert (sys.getrefcount(a), sys.getrefcount(b)) == (base_a, base_b)
