@@ -22,14 +22,54 @@ use crate::tie_state::{self, CObject};
 use crate::{native_call, registry, wrapper};
 
 /// The layout of `tether.Function` wrappers: a wrapper plus the
-/// vectorcall entry CPython calls them through (`tp_vectorcall_offset`).
-/// The wrappers' `tp_alloc` sets the entry ([`arm_vectorcall`]) in fresh
-/// and revived wrappers alike, so calls take the vectorcall path with no
-/// argument tuple from the first one on.
+/// vectorcall entry CPython calls them through (`tp_vectorcall_offset`)
+/// and whether calls give the GIL away while the native code runs
+/// (`release_gil`, TVM-FFI's per-function switch). The wrappers'
+/// `tp_alloc` sets both ([`init_function_object`]) in fresh and revived wrappers
+/// alike, so calls take the vectorcall path with no argument tuple from the
+/// first one on.
 #[repr(C)]
 pub struct FunctionObject {
     base: CObject,
     vectorcall: Option<ffi::vectorcallfunc>,
+    /// A C `char` read and written by CPython's `Py_T_BOOL` member.
+    release_gil: std::sync::atomic::AtomicU8,
+}
+
+/// Whether Function wrappers release the GIL around native calls when
+/// created: on, unless `TVM_FFI_RELEASE_GIL_BY_DEFAULT` is `0` (TVM-FFI's
+/// variable, read once, so code tuned for tvm_ffi behaves the same).
+pub fn release_gil_by_default() -> bool {
+    static DEFAULT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *DEFAULT.get_or_init(|| std::env::var("TVM_FFI_RELEASE_GIL_BY_DEFAULT").map_or(true, |v| v.trim() != "0"))
+}
+
+/// The `release_gil` setting of `obj` if it has the [`FunctionObject`]
+/// layout, else the default.
+///
+/// # Safety
+/// GIL held; `obj` is a live object.
+pub unsafe fn release_gil_of(obj: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller; the layout is checked before the read.
+    unsafe {
+        if has_function_layout(ffi::Py_TYPE(obj)) {
+            (*(obj as *mut FunctionObject)).release_gil.load(std::sync::atomic::Ordering::Relaxed) != 0
+        } else {
+            release_gil_by_default()
+        }
+    }
+}
+
+/// Whether instances of `tp` have the [`FunctionObject`] layout.
+///
+/// # Safety
+/// GIL held; `tp` is a live type.
+unsafe fn has_function_layout(tp: *mut ffi::PyTypeObject) -> bool {
+    // SAFETY: reading type slots; the base is set at module initialisation.
+    unsafe {
+        let Some(base) = FUNCTION_BASE.get(Python::assume_gil_acquired()) else { return false };
+        tp == base.as_ptr() as *mut ffi::PyTypeObject || ffi::PyType_IsSubtype(tp, base.as_ptr() as *mut ffi::PyTypeObject) != 0
+    }
 }
 
 /// The native base of `tether.Function`, with the [`FunctionObject`] layout.
@@ -41,6 +81,13 @@ pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<
             offset: std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t,
             flags: ffi::Py_READONLY,
             doc: ptr::null(),
+        },
+        ffi::PyMemberDef {
+            name: c"release_gil".as_ptr(),
+            type_code: ffi::Py_T_BOOL,
+            offset: std::mem::offset_of!(FunctionObject, release_gil) as ffi::Py_ssize_t,
+            flags: 0,
+            doc: c"Whether calls release the GIL while the native function runs (default: on, or TVM_FFI_RELEASE_GIL_BY_DEFAULT).".as_ptr(),
         },
         ffi::PyMemberDef::default(),
     ];
@@ -85,7 +132,8 @@ unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut
         if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
             return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(&f))));
         }
-        native_call::call_function_args(py, h, args)
+        // SAFETY: `callable` is live (per the caller).
+        native_call::call_function_args(py, h, args, unsafe { release_gil_of(callable) })
     })();
     match result {
         Ok(v) => v.into_ptr(),
@@ -121,32 +169,36 @@ unsafe extern "C" fn function_vectorcall(
         if h.is_null() || (*h).type_index != ti::kTVMFFIFunction {
             return call_native(py, callable, args);
         }
-        native_call::call_function_raw(py, h, args)
+        let release = (*(callable as *mut FunctionObject)).release_gil.load(std::sync::atomic::Ordering::Relaxed) != 0;
+        native_call::call_function_raw(py, h, args, release)
     }
 }
 
-/// Set the vectorcall entry of a new wrapper of `tp` if its class calls
-/// through one (a [`FunctionObject`] layout whose class has the vectorcall
-/// flag). Called by the wrappers' `tp_alloc`, before the wrapper is visible
-/// to any other thread: on free-threaded builds CPython reads the entry of
-/// a shared Function on every call without synchronisation, so it must
-/// never be written once the wrapper is published (arming it at the first
-/// call, as tether once did, raced with other threads' calls).
+/// Initialise a new wrapper of `tp` if it has the [`FunctionObject`]
+/// layout: its `release_gil` setting (the default) and, if its class has
+/// the vectorcall flag, its vectorcall entry. Called by the wrappers'
+/// `tp_alloc` and by revival, before the wrapper is visible to any other
+/// thread: on free-threaded builds CPython reads the entry of a shared
+/// Function on every call without synchronisation, so it must never be
+/// written once the wrapper is published (arming it at the first call, as
+/// tether once did, raced with other threads' calls).
 ///
 /// # Safety
 /// GIL held (an attached thread state); `obj` is a new, unpublished
 /// instance of `tp`, a wrapper type.
-pub unsafe fn arm_vectorcall(obj: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) {
-    // SAFETY: per the caller; the layout is checked before the write.
+pub unsafe fn init_function_object(obj: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) {
+    // SAFETY: per the caller; the layout is checked before the writes.
     unsafe {
+        // Every other wrapper type leaves at the first comparison.
         if (*tp).tp_vectorcall_offset != std::mem::offset_of!(FunctionObject, vectorcall) as ffi::Py_ssize_t
-            || ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL == 0
+            || !has_function_layout(tp)
         {
             return;
         }
-        let Some(base) = FUNCTION_BASE.get(Python::assume_gil_acquired()) else { return };
-        if ffi::PyType_IsSubtype(tp, base.as_ptr() as *mut ffi::PyTypeObject) != 0 {
-            (*(obj as *mut FunctionObject)).vectorcall = Some(function_vectorcall);
+        let f = obj as *mut FunctionObject;
+        (*f).release_gil = std::sync::atomic::AtomicU8::new(release_gil_by_default() as u8);
+        if ffi::PyType_GetFlags(tp) & ffi::Py_TPFLAGS_HAVE_VECTORCALL != 0 {
+            (*f).vectorcall = Some(function_vectorcall);
         }
     }
 }

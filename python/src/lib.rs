@@ -234,7 +234,8 @@ fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyRe
     if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
         return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", convert::type_name(f))));
     }
-    native_call::call_function(py, h, args)
+    // SAFETY: `f` is a live wrapper.
+    native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
 }
 
 /// A global function wrapper, or None.

@@ -34,16 +34,16 @@ use crate::tie_state::{self, CObject};
 /// rvalue references to `x`'s handle slot; the binding is Moving during the
 /// call and settles afterwards whether or not the callee took the handle.
 /// Every conversion that can fail happens before any of this state changes.
-pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>, release_gil: bool) -> PyResult<PyObject> {
     // SAFETY: a tuple's items, alive as long as the tuple.
     let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
-    call_function_args(py, f, items)
+    call_function_args(py, f, items, release_gil)
 }
 
 /// [`call_function`] on borrowed argument pointers (a vectorcall's array
 /// or a tuple's items), which the caller keeps alive for the call.
-pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
-    let r = call_function_raw(py, f, args);
+pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
+    let r = call_function_raw(py, f, args, release_gil);
     if r.is_null() {
         Err(PyErr::fetch(py))
     } else {
@@ -55,15 +55,18 @@ pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi
 /// [`call_function_args`] for a C entry point: a new reference, or NULL
 /// with the Python exception set (the common call never builds a
 /// `PyResult`, whose moves cost as much as the rest of the wrapping).
-pub fn call_function_raw(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
+///
+/// `release_gil`: whether the GIL is given away while the native function
+/// runs (the Function wrapper's `release_gil`).
+pub fn call_function_raw(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> *mut ffi::PyObject {
     // Moves are rare and need the general path's bookkeeping; they are
     // found before anything is converted, so no argument is converted twice
     // (a conversion can have effects: a DLPack capsule is consumed).
     // SAFETY: the arguments are live (per the caller).
     if args.len() <= INLINE_ARGS && !args.iter().any(|&p| unsafe { crate::is_rvalue_ref_ptr(p) }) {
-        return call_without_moves(py, f, args);
+        return call_without_moves(py, f, args, release_gil);
     }
-    into_raw(py, call_general(py, f, args))
+    into_raw(py, call_general(py, f, args, release_gil))
 }
 
 /// A `PyResult` as a C entry point returns it.
@@ -88,7 +91,7 @@ const INLINE_ARGS: usize = 8;
 /// converted by `py_to_any_other` into an owned value, released after the
 /// call (or at once when a later conversion fails, before any state
 /// changed).
-fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
+fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> *mut ffi::PyObject {
     let mut views = InlineViews { views: [std::mem::MaybeUninit::uninit(); INLINE_ARGS], owned: 0 };
     let mut borrowed = [std::mem::MaybeUninit::<*mut CObject>::uninit(); INLINE_ARGS];
     let mut n_borrowed = 0;
@@ -134,7 +137,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
     }
     let mut result = TVMFFIAny::NONE;
     let call = NativeCall { f, args: views.views.as_mut_ptr() as *mut TVMFFIAny, n: args.len() as i32, result: &mut result };
-    let rc = call.run_without_gil(py);
+    let rc = call.run(py, release_gil);
     // SAFETY: GIL held; pairs with the increments above.
     unsafe {
         for &b in borrowed {
@@ -230,7 +233,7 @@ unsafe fn unborrow(o: *mut CObject) {
 }
 
 /// Any call: arguments converted into owned values where needed, moves.
-fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject]) -> PyResult<PyObject> {
+fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
     // Views and which of them we own (released by the guard), inline for
     // up to 8 arguments.
     let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
@@ -294,7 +297,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
     // Python take it back through `py_safe_call`.
     let slice = views.views.as_mut_slice();
     let call = NativeCall { f, args: slice.as_mut_ptr(), n: slice.len() as i32, result: &mut result };
-    let rc = call.run_without_gil(py);
+    let rc = call.run(py, release_gil);
     // SAFETY: GIL held; pairs with the state changes above.
     unsafe {
         for (_, target, h) in &moved {
@@ -333,7 +336,8 @@ impl Drop for ArgViews {
     }
 }
 
-/// One native call made with the GIL released.
+/// One native call, made with the GIL released unless the Function asks
+/// to keep it (`release_gil = False`).
 struct NativeCall {
     f: *mut TVMFFIObject,
     args: *mut TVMFFIAny,
@@ -341,17 +345,17 @@ struct NativeCall {
     result: *mut TVMFFIAny,
 }
 
-
 impl NativeCall {
-    /// Run the call with the GIL released. Not pyo3's `allow_threads`: a
-    /// daemon thread taking the GIL back at interpreter exit must park in
-    /// `exit_park`'s frame rather than be unwound through Rust frames.
-    /// Python code this thread runs meanwhile (callbacks, deleters) takes
-    /// the GIL itself (`tether_park_callback`, `exit_park::gil_ensure`).
-    fn run_without_gil(self, _py: Python<'_>) -> c_int {
-        // SAFETY: the GIL is held (the token proves it) and is given back
-        // on this thread before returning; the pointers are valid (see the
-        // Send impl).
+    /// Run the call, giving the GIL away meanwhile if `release_gil`. Not
+    /// pyo3's `allow_threads`: a daemon thread taking the GIL back at
+    /// interpreter exit must park in `exit_park`'s frame rather than be
+    /// unwound through Rust frames. Python code this thread runs meanwhile
+    /// (callbacks, deleters) takes the GIL itself (`tether_park_callback`,
+    /// `exit_park::gil_ensure`), which also works when it was kept.
+    fn run(self, _py: Python<'_>, release_gil: bool) -> c_int {
+        // SAFETY: the GIL is held (the token proves it) and, if given away,
+        // taken back on this thread before returning; the pointers are
+        // valid (see the Send impl).
         unsafe {
             // A Function's cell follows its header (the C ABI's layout;
             // TVM-FFI's headers call `safe_call` from it inline too): call
@@ -364,14 +368,15 @@ impl NativeCall {
             } else {
                 None
             };
-            let ts = ffi::PyEval_SaveThread();
+            let ts = if release_gil { ffi::PyEval_SaveThread() } else { ptr::null_mut() };
             let rc = match direct {
                 Some(call) => call(self.f as *mut c_void, self.args, self.n, self.result),
                 None => TVMFFIFunctionCall(self.f as *mut c_void, self.args, self.n, self.result),
             };
-            exit_park::restore_thread(ts);
+            if release_gil {
+                exit_park::restore_thread(ts);
+            }
             rc
         }
     }
 }
-

@@ -120,7 +120,7 @@ pub unsafe extern "C" fn tp_alloc(tp: *mut ffi::PyTypeObject, nitems: ffi::Py_ss
         let obj = ffi::PyType_GenericAlloc(tp, nitems);
         if !obj.is_null() {
             tying_lock::enable_try_incref(obj);
-            crate::function_type::arm_vectorcall(obj, tp);
+            crate::function_type::init_function_object(obj, tp);
         }
         obj
     }
@@ -145,7 +145,7 @@ unsafe fn revive(kept: *mut ffi::PyObject, tp: *mut ffi::PyTypeObject) -> *mut f
             ffi::Py_DECREF(tp as *mut ffi::PyObject);
         }
         tying_lock::enable_try_incref(kept);
-        crate::function_type::arm_vectorcall(kept, tp);
+        crate::function_type::init_function_object(kept, tp);
         if is_gc_type(tp) {
             ffi::PyObject_GC_Track(kept as *mut c_void);
         }

@@ -290,7 +290,10 @@ def register_object(type_key: Optional[str] = None, *, init: bool = True):
 class Function(_ffi.FunctionBase, Object):
     """An FFI function; calling it calls the native code (positional
     arguments; ``x._move()`` passes ``x`` by move). ``FunctionBase`` gives
-    the wrappers their vectorcall entry (calls without an argument tuple)."""
+    the wrappers their vectorcall entry (calls without an argument tuple)
+    and ``release_gil``: whether calls give the GIL away while the native
+    code runs (on by default; ``TVM_FFI_RELEASE_GIL_BY_DEFAULT=0`` turns the
+    default off, as for tvm_ffi)."""
 
     __slots__ = ()
 

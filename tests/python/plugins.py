@@ -47,7 +47,7 @@ def build_plugin(out_dir) -> str:
 
 def build_gil_holder(out_dir) -> str:
     """The C library of ``native/gil_holder.c`` (exports
-    ``call_with_gil_held``), built against Python's headers too."""
+    ``call_with_gil_held`` and ``gil_held``), built against Python's headers too."""
     out = os.path.join(str(out_dir), "libgil_holder.so")
     py_include = sysconfig.get_paths()["include"]
     if not os.path.exists(os.path.join(py_include, "Python.h")):  # an interpreter without its headers

@@ -8,6 +8,7 @@ and constructors skipping identity conversions: each is checked on the
 values, identities and errors the slow path gives.
 """
 
+import os
 from typing import Any, Optional
 
 import numpy
@@ -423,3 +424,42 @@ def test_numpy_arguments_among_others_and_after_a_failing_argument():
         with pytest.raises(OverflowError):
             echo(a, b, 1 << 70)  # converted arrays are released when a later argument fails
     assert (sys.getrefcount(a), sys.getrefcount(b)) == (base_a, base_b)
+
+
+def test_release_gil_decides_whether_native_code_runs_with_the_gil(tmp_path):
+    from plugins import build_gil_holder
+
+    mod = tether.load_module(build_gil_holder(tmp_path))
+    gil_held = mod.gil_held
+    assert gil_held.release_gil is True  # TVM-FFI's default
+    assert gil_held() is False  # the GIL is given away during the call
+    gil_held.release_gil = False
+    try:
+        assert gil_held.release_gil is False and gil_held() is True
+        assert tether.get_global_func("testing.apply_n")(lambda: mod.gil_held(), 1) is True
+        # Callbacks from a call that kept the GIL run on the held GIL.
+        hold = mod.call_with_gil_held
+        hold.release_gil = False
+        assert hold(lambda x: x * 3, 5) == 15
+        with pytest.raises(TypeError):
+            gil_held.release_gil = "no"  # a bool, as the member says
+        assert mod.gil_held is gil_held  # tied: the setting stays with the wrapper
+    finally:
+        gil_held.release_gil = True
+    assert gil_held() is False
+
+
+def test_release_gil_default_follows_tvm_ffis_environment_variable():
+    import subprocess
+    import sys
+
+    code = (
+        "import tether; f = tether.get_global_func('testing.echo');"
+        "print(f.release_gil, tether.get_global_func('testing.apply_n').release_gil)"
+    )
+    env = dict(os.environ, TVM_FFI_RELEASE_GIL_BY_DEFAULT="0")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+    env["TVM_FFI_RELEASE_GIL_BY_DEFAULT"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]

@@ -21,3 +21,19 @@ __attribute__((visibility("default"))) int __tvm_ffi_call_with_gil_held(void* se
   PyGILState_Release(s);
   return rc;
 }
+
+/* gil_held(): whether the calling thread holds the GIL while the native
+ * function runs (1 or 0) — what a Function's `release_gil` decides. */
+__attribute__((visibility("default"))) int __tvm_ffi_gil_held(void* self, const TVMFFIAny* args, int32_t n,
+                                                             TVMFFIAny* result) {
+  (void)self;
+  (void)args;
+  if (n != 0) {
+    TVMFFIErrorSetRaisedFromCStr("TypeError", "gil_held takes no arguments");
+    return -1;
+  }
+  result->type_index = kTVMFFIBool;
+  result->zero_padding = 0;
+  result->v_int64 = PyGILState_Check();
+  return 0;
+}
