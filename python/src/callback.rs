@@ -31,7 +31,8 @@ use pyo3::prelude::*;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::{self, py_to_any, raise_into_ffi, take_ffi_error, view_to_py, OwnedAny};
+use crate::convert::{self, py_to_any, view_to_py, OwnedAny};
+use crate::error_bridge::{raise_into_ffi, take_ffi_error};
 use crate::exit_park;
 use crate::registry;
 use crate::tie_state::{self, CObject};

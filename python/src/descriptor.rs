@@ -247,7 +247,7 @@ unsafe extern "C" fn field_descr_get(
                 let rc = getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out);
                 drop(guard);
                 if rc != 0 {
-                    into_raw(py, Err(convert::take_ffi_error(py)))
+                    into_raw(py, Err(crate::error_bridge::take_ffi_error(py)))
                 } else {
                     into_raw(py, convert::any_to_py(py, OwnedAny(out)))
                 }
@@ -315,7 +315,7 @@ impl FieldDescriptor {
         let rc = unsafe { getter(addr, &mut out) };
         drop(guard);
         if rc != 0 {
-            return Err(convert::take_ffi_error(py));
+            return Err(crate::error_bridge::take_ffi_error(py));
         }
         convert::any_to_py(py, OwnedAny(out))
     }
@@ -361,7 +361,7 @@ impl FieldDescriptor {
         drop(guard);
         drop(v);
         if rc != 0 {
-            return Err(convert::take_ffi_error(py));
+            return Err(crate::error_bridge::take_ffi_error(py));
         }
         Ok(())
     }

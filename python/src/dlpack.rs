@@ -28,7 +28,8 @@ use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIObject
 use tether_sys::dlpack::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 use tether_sys::*;
 
-use crate::convert::{self, handle_of, take_ffi_error, OwnedAny};
+use crate::convert::{self, handle_of, OwnedAny};
+use crate::error_bridge::take_ffi_error;
 
 const LEGACY: &CStr = c"dltensor";
 const LEGACY_USED: &CStr = c"used_dltensor";

@@ -18,6 +18,7 @@ mod binding;
 mod native_call;
 mod callback;
 mod convert;
+mod error_bridge;
 mod descriptor;
 mod dlpack;
 mod exit_park;
@@ -245,7 +246,7 @@ fn get_global(py: Python<'_>, name: &str) -> PyResult<PyObject> {
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: valid name and output slot.
     if unsafe { TVMFFIFunctionGetGlobal(&n, &mut out) } != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(error_bridge::take_ffi_error(py));
     }
     if out.is_null() {
         return Ok(py.None());
@@ -264,7 +265,7 @@ fn set_global(py: Python<'_>, name: &str, f: &Bound<'_, PyAny>, allow_override: 
     // SAFETY: valid name; the registry takes its own reference.
     let rc = unsafe { TVMFFIFunctionSetGlobal(&n, v.0.value.v_obj as *mut c_void, allow_override as i32) };
     if rc != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(error_bridge::take_ffi_error(py));
     }
     Ok(())
 }
@@ -347,7 +348,7 @@ fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
             let m = &*info.methods.add(i);
             let mut owned = TVMFFIAny::NONE;
             if TVMFFIAnyViewToOwnedAny(&m.method, &mut owned) != 0 {
-                return Err(convert::take_ffi_error(py));
+                return Err(error_bridge::take_ffi_error(py));
             }
             let func = convert::any_to_py(py, OwnedAny(owned))?;
             let md = PyDict::new(py);
@@ -383,7 +384,7 @@ fn type_attr(py: Python<'_>, type_index: i32, name: &str) -> PyResult<PyObject> 
         }
         let mut owned = TVMFFIAny::NONE;
         if TVMFFIAnyViewToOwnedAny(c.data.add(i as usize), &mut owned) != 0 {
-            return Err(convert::take_ffi_error(py));
+            return Err(error_bridge::take_ffi_error(py));
         }
         convert::any_to_py(py, OwnedAny(owned))
     }
@@ -410,7 +411,7 @@ fn construct(py: Python<'_>, obj: &Bound<'_, PyAny>, init: &Bound<'_, PyAny>, va
     let rc = unsafe { TVMFFIFunctionCall(f as *mut c_void, raw.as_mut_ptr(), raw.len() as i32, &mut result) };
     drop(args);
     if rc != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(error_bridge::take_ffi_error(py));
     }
     if result.type_index < ti::kTVMFFIStaticObjectBegin {
         drop(OwnedAny(result));
@@ -437,7 +438,7 @@ fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: a valid safe-call; no self, no deleter.
     if unsafe { TVMFFIFunctionCreate(ptr::null_mut(), Some(call), None, &mut out) } != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(error_bridge::take_ffi_error(py));
     }
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }
@@ -511,7 +512,7 @@ fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyRe
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: valid byte arrays and output slot.
     if unsafe { TVMFFIErrorCreate(&k, &m, &b, &mut out) } != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(error_bridge::take_ffi_error(py));
     }
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }

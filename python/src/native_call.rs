@@ -19,7 +19,8 @@ use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFunctio
 use tether_sys::*;
 
 use crate::arg_buffer::StackVec;
-use crate::convert::{any_to_py, check, handle_of, plain_value_ptr, py_to_any, py_to_any_other, type_name, OwnedAny};
+use crate::error_bridge::check;
+use crate::convert::{any_to_py, handle_of, plain_value_ptr, py_to_any, py_to_any_other, type_name, OwnedAny};
 use crate::exit_park;
 use crate::registry;
 use crate::tie_state::{self, CObject};
@@ -146,7 +147,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
     }
     views.release(); // in place: dropping the struct by value would copy it
     if rc != 0 {
-        return into_raw(py, Err(crate::convert::take_ffi_error(py)));
+        return into_raw(py, Err(crate::error_bridge::take_ffi_error(py)));
     }
     // SAFETY: GIL held; we own the result.
     unsafe { result_to_py(py, result) }

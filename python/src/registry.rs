@@ -260,7 +260,7 @@ pub fn builtin_function(py: Python<'_>, name: &str) -> PyResult<*mut TVMFFIObjec
     // SAFETY: valid name and output slot.
     if unsafe { TVMFFIFunctionGetGlobal(&n, &mut out) } != 0 {
         drop(guard);
-        return Err(crate::convert::take_ffi_error(py));
+        return Err(crate::error_bridge::take_ffi_error(py));
     }
     if out.is_null() {
         return Err(PyValueError::new_err(format!("global function {name:?} is not registered")));

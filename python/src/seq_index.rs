@@ -45,7 +45,7 @@ fn call_list(py: Python<'_>, f: &AtomicPtr<TVMFFIObject>, args: &mut [TVMFFIAny]
     // argument views are alive (the caller's wrapper holds the list).
     let rc = unsafe { TVMFFIFunctionCall(f.load(Ordering::Acquire) as *mut c_void, args.as_mut_ptr(), args.len() as i32, &mut out) };
     if rc != 0 {
-        return Err(convert::take_ffi_error(py));
+        return Err(crate::error_bridge::take_ffi_error(py));
     }
     Ok(OwnedAny(out))
 }
