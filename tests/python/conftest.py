@@ -43,6 +43,18 @@ def holder():
     return Holder(Inner(7))
 
 
+@pytest.fixture
+def wrap_inner_with():
+    """Use a given class as the Python wrapper of tests.Inner for one test."""
+
+    def use(cls):
+        tether.register_object("tests.Inner")(cls)
+        return cls
+
+    yield use
+    tether.register_object("tests.Inner")(Inner)
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that compare with or load apache-tvm-ffi (the peer) need it
     installed. It publishes no wheel for some interpreters (free-threaded

@@ -113,18 +113,6 @@ class TestWeakReferences:
         assert not errors
 
 
-@pytest.fixture
-def wrap_inner_with():
-    """Use a given class as the Python wrapper of tests.Inner for one test."""
-
-    def use(cls):
-        tether.register_object("tests.Inner")(cls)
-        return cls
-
-    yield use
-    tether.register_object("tests.Inner")(Inner)
-
-
 class TestDictAndDel:
     """Classes with an instance __dict__ or a __del__ keep their id across drop and re-fetch."""
 

@@ -21,18 +21,6 @@ def is_gc_type(cls):
     return bool(cls.__flags__ & HAVE_GC)
 
 
-@pytest.fixture
-def wrap_inner_with():
-    """Use a given class as the Python wrapper of tests.Inner for one test."""
-
-    def use(cls):
-        tether.register_object("tests.Inner")(cls)
-        return cls
-
-    yield use
-    tether.register_object("tests.Inner")(Inner)
-
-
 class TestLeanWrappers:
     def test_have_no_gc_header_and_are_not_tracked(self):
         w = Inner(1)
