@@ -21,6 +21,7 @@ mod convert;
 mod error_bridge;
 mod descriptor;
 mod dlpack;
+mod dtype_stream;
 mod exit_park;
 mod function_type;
 mod handle_pin;
@@ -597,10 +598,10 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_to_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_info, m)?)?;
-    m.add_function(wrap_pyfunction!(dlpack::dtype_parse, m)?)?;
-    m.add_function(wrap_pyfunction!(dlpack::dtype_format, m)?)?;
-    m.add_function(wrap_pyfunction!(dlpack::env_set_stream, m)?)?;
-    m.add_function(wrap_pyfunction!(dlpack::env_get_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_stream::dtype_parse, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_stream::dtype_format, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_stream::env_set_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(dtype_stream::env_get_stream, m)?)?;
     py.import("atexit")?.call_method1("register", (m.getattr("mark_python_finalizing")?,))?;
     Ok(())
 }

@@ -13,96 +13,32 @@
 //! capsule pointers are read only after checking the capsule's name; a
 //! managed tensor is handed to the core at most once (the capsule is
 //! renamed to its `used_` name right after the core took it).
+//!
+//! The per-type cache of exchange tables is in `exchange_api`; data types
+//! and streams (no tensor involved) in [`crate::dtype_stream`].
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void, CStr};
 use std::ptr;
-use std::sync::Mutex;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
-use pyo3::types::{PyTuple, PyType};
-use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIObject};
-use tether_sys::dlpack::{DLDataType, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
+use pyo3::types::PyTuple;
+use tether_sys::abi::{type_index as ti, TVMFFIObject};
+use tether_sys::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLTensor};
 use tether_sys::*;
 
 use crate::convert::{self, handle_of, OwnedAny};
 use crate::error_bridge::take_ffi_error;
 
+mod exchange_api;
+use exchange_api::{exchange_api, ExchangeApi};
+
 const LEGACY: &CStr = c"dltensor";
 const LEGACY_USED: &CStr = c"used_dltensor";
 const VERSIONED: &CStr = c"dltensor_versioned";
 const VERSIONED_USED: &CStr = c"used_dltensor_versioned";
-const EXCHANGE_API: &CStr = c"dlpack_exchange_api";
-
-/// The part of DLPack's `DLPackExchangeAPI` this module calls.
-#[repr(C)]
-struct ExchangeApi {
-    version: DLPackVersion,
-    prev_api: *mut c_void,
-    managed_tensor_allocator: *mut c_void,
-    managed_tensor_from_py_object_no_sync:
-        Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int>,
-}
-
-/// Per producer type: its exchange table, or NULL when it has none. Holds
-/// a reference to each type so an address is never reused while cached.
-/// Consulted for every tensor argument, so keyed by the type's address
-/// with a multiplicative hash rather than the default SipHash (no keys
-/// come from outside: they are addresses of live type objects).
-struct ExchangeCache(HashMap<usize, (Py<PyType>, usize), std::hash::BuildHasherDefault<AddressHasher>>);
-
-/// A hasher for object addresses (one `usize` per key).
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl std::hash::Hasher for AddressHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-    fn write_usize(&mut self, n: usize) {
-        // Fibonacci hashing; addresses are 16-byte aligned, the high bits
-        // of the product are well mixed.
-        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).rotate_left(32);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
-static EXCHANGE: Mutex<Option<ExchangeCache>> = Mutex::new(None);
-
-fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
-    let tp = obj.get_type();
-    let key = tp.as_ptr() as usize;
-    let mut guard = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
-    let cache = guard.get_or_insert_with(|| ExchangeCache(HashMap::default()));
-    if let Some((_, api)) = cache.0.get(&key) {
-        return *api as *const ExchangeApi;
-    }
-    let api = tp
-        .getattr("__dlpack_c_exchange_api__")
-        .ok()
-        .map(|cap| {
-            // SAFETY: a capsule's pointer is read only under its own name.
-            unsafe {
-                if ffi::PyCapsule_IsValid(cap.as_ptr(), EXCHANGE_API.as_ptr()) == 1 {
-                    ffi::PyCapsule_GetPointer(cap.as_ptr(), EXCHANGE_API.as_ptr()) as usize
-                } else {
-                    0
-                }
-            }
-        })
-        .unwrap_or(0);
-    // Only major version 1 tables have the layout above.
-    // SAFETY: a non-NULL table published by the producer lives as long as its type.
-    let api = if api != 0 && unsafe { (*(api as *const ExchangeApi)).version.major } == 1 { api } else { 0 };
-    cache.0.insert(key, (tp.unbind(), api));
-    api as *const ExchangeApi
-}
 
 /// The last type that converted as a tensor (`convert::py_to_any_other`),
 /// with the version tag CPython gave it then and its exchange table.
@@ -664,46 +600,4 @@ pub fn tensor_info<'py>(py: Python<'py>, t: &Bound<'py, PyAny>) -> PyResult<Boun
             dl.byte_offset.into_pyobject(py)?.into_any(),
         ],
     )
-}
-
-/// `(code, bits, lanes)` of a dtype spelling.
-#[pyfunction]
-pub fn dtype_parse(py: Python<'_>, text: &str) -> PyResult<(u8, u8, u16)> {
-    let s = TVMFFIByteArray { data: text.as_ptr() as *const _, size: text.len() };
-    let mut out = DLDataType { code: 0, bits: 0, lanes: 0 };
-    // SAFETY: valid byte array and output slot.
-    if unsafe { TVMFFIDataTypeFromString(&s, &mut out) } != 0 {
-        return Err(take_ffi_error(py));
-    }
-    Ok((out.code, out.bits, out.lanes))
-}
-
-/// The canonical spelling of a dtype.
-#[pyfunction]
-pub fn dtype_format(py: Python<'_>, code: u8, bits: u8, lanes: u16) -> PyResult<PyObject> {
-    let dt = DLDataType { code, bits, lanes };
-    let mut out = TVMFFIAny::NONE;
-    // SAFETY: valid input and output slot.
-    if unsafe { TVMFFIDataTypeToString(&dt, &mut out) } != 0 {
-        return Err(take_ffi_error(py));
-    }
-    convert::any_to_py(py, OwnedAny(out))
-}
-
-/// Set the current stream of a device; returns the previous one.
-#[pyfunction]
-pub fn env_set_stream(py: Python<'_>, device_type: i32, device_id: i32, stream: usize) -> PyResult<usize> {
-    let mut prev: *mut c_void = ptr::null_mut();
-    // SAFETY: plain values and an output slot.
-    if unsafe { TVMFFIEnvSetStream(device_type, device_id, stream as *mut c_void, &mut prev) } != 0 {
-        return Err(take_ffi_error(py));
-    }
-    Ok(prev as usize)
-}
-
-/// The current stream of a device (0 when none was set).
-#[pyfunction]
-pub fn env_get_stream(device_type: i32, device_id: i32) -> usize {
-    // SAFETY: plain values.
-    unsafe { TVMFFIEnvGetStream(device_type, device_id) as usize }
 }
