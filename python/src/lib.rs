@@ -25,6 +25,7 @@ mod dtype_stream;
 mod exit_park;
 mod function_type;
 mod handle_pin;
+mod kept_memory;
 mod nested;
 mod py_allocator;
 mod registry;

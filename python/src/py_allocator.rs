@@ -142,7 +142,7 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
         // SAFETY: the kept memory is a GC allocation nobody references
         // (module invariant); GIL held.
         unsafe {
-            crate::tie_state::discard_kept(wrapper as *mut ffi::PyObject);
+            crate::kept_memory::discard_kept(wrapper as *mut ffi::PyObject);
             ffi::PyGILState_Release(gil);
         }
     }

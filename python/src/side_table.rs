@@ -143,7 +143,7 @@ pub unsafe fn sweep() {
         // or owns the pin any more; GIL held.
         unsafe {
             if w & INACTIVE != 0 {
-                crate::tie_state::discard_kept((w & !TAGS) as *mut ffi::PyObject);
+                crate::kept_memory::discard_kept((w & !TAGS) as *mut ffi::PyObject);
             }
             handle_pin::unpin(h as *mut TVMFFIObject);
         }
