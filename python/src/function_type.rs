@@ -32,7 +32,7 @@ use crate::{native_call, registry, wrapper};
 pub struct FunctionObject {
     base: CObject,
     vectorcall: Option<ffi::vectorcallfunc>,
-    /// A C `char` read and written by CPython's `Py_T_BOOL` member.
+    /// 0 or 1; read per call, written by the `release_gil` property.
     release_gil: std::sync::atomic::AtomicU8,
 }
 
@@ -72,6 +72,61 @@ unsafe fn has_function_layout(tp: *mut ffi::PyTypeObject) -> bool {
     }
 }
 
+/// The `release_gil` property's table (CPython keeps a pointer to it).
+struct GetSetTable([ffi::PyGetSetDef; 2]);
+// SAFETY: immutable, and only C string literals and function pointers.
+unsafe impl Sync for GetSetTable {}
+
+static RELEASE_GIL_GETSET: GetSetTable = GetSetTable([
+    ffi::PyGetSetDef {
+        name: c"release_gil".as_ptr(),
+        get: Some(get_release_gil),
+        set: Some(set_release_gil),
+        doc: c"Whether calls give the GIL away while the native function runs (on by default; TVM_FFI_RELEASE_GIL_BY_DEFAULT=0 turns the default off).".as_ptr(),
+        closure: ptr::null_mut(),
+    },
+    ffi::PyGetSetDef { name: ptr::null(), get: None, set: None, doc: ptr::null(), closure: ptr::null_mut() },
+]);
+
+unsafe extern "C" fn get_release_gil(obj: *mut ffi::PyObject, _closure: *mut c_void) -> *mut ffi::PyObject {
+    // SAFETY: CPython calls the getter of this type's instances (the
+    // FunctionObject layout) with the GIL held.
+    unsafe {
+        let on = (*(obj as *mut FunctionObject)).release_gil.load(std::sync::atomic::Ordering::Relaxed) != 0;
+        ffi::PyBool_FromLong(on as std::ffi::c_long)
+    }
+}
+
+/// Takes what TVM-FFI's property takes: anything with an integer value
+/// (`bool`, `int`, NumPy integers, and numbers CPython can truncate).
+unsafe extern "C" fn set_release_gil(obj: *mut ffi::PyObject, value: *mut ffi::PyObject, _closure: *mut c_void) -> std::ffi::c_int {
+    // SAFETY: as for the getter; `value` is NULL (deletion) or a live object.
+    unsafe {
+        let py = Python::assume_gil_acquired();
+        if value.is_null() {
+            PyTypeError::new_err("release_gil cannot be deleted").restore(py);
+            return -1;
+        }
+        let number = (*ffi::Py_TYPE(value)).tp_as_number;
+        let integral = !number.is_null() && ((*number).nb_index.is_some() || (*number).nb_int.is_some());
+        let as_int = if integral { ffi::PyNumber_Long(value) } else { ptr::null_mut() };
+        if as_int.is_null() {
+            if !integral {
+                let name = convert::type_name(&Bound::from_borrowed_ptr(py, value));
+                PyTypeError::new_err(format!("release_gil takes a bool or an int, not {name}")).restore(py);
+            }
+            return -1;
+        }
+        let truth = ffi::PyObject_IsTrue(as_int);
+        ffi::Py_DECREF(as_int);
+        if truth < 0 {
+            return -1;
+        }
+        (*(obj as *mut FunctionObject)).release_gil.store(truth as u8, std::sync::atomic::Ordering::Relaxed);
+        0
+    }
+}
+
 /// The native base of `tether.Function`, with the [`FunctionObject`] layout.
 pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<Py<PyType>> {
     let mut members = [
@@ -82,18 +137,13 @@ pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<
             flags: ffi::Py_READONLY,
             doc: ptr::null(),
         },
-        ffi::PyMemberDef {
-            name: c"release_gil".as_ptr(),
-            type_code: ffi::Py_T_BOOL,
-            offset: std::mem::offset_of!(FunctionObject, release_gil) as ffi::Py_ssize_t,
-            flags: 0,
-            doc: c"Whether calls release the GIL while the native function runs (default: on, or TVM_FFI_RELEASE_GIL_BY_DEFAULT).".as_ptr(),
-        },
         ffi::PyMemberDef::default(),
     ];
     let mut slots = [
         ffi::PyType_Slot { slot: ffi::Py_tp_call, pfunc: function_tp_call as *mut c_void },
         ffi::PyType_Slot { slot: ffi::Py_tp_members, pfunc: members.as_mut_ptr() as *mut c_void },
+        // CPython keeps this pointer (it copies member tables, not getsets).
+        ffi::PyType_Slot { slot: ffi::Py_tp_getset, pfunc: RELEASE_GIL_GETSET.0.as_ptr() as *mut c_void },
         ffi::PyType_Slot { slot: 0, pfunc: ptr::null_mut() },
     ];
     let mut spec = ffi::PyType_Spec {

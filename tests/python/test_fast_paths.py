@@ -441,8 +441,18 @@ def test_release_gil_decides_whether_native_code_runs_with_the_gil(tmp_path):
         hold = mod.call_with_gil_held
         hold.release_gil = False
         assert hold(lambda x: x * 3, 5) == 15
-        with pytest.raises(TypeError):
-            gil_held.release_gil = "no"  # a bool, as the member says
+        # Integers set it by truth, as tvm_ffi's property does; others raise.
+        gil_held.release_gil = 1
+        assert gil_held.release_gil is True
+        gil_held.release_gil = numpy.int64(0)
+        assert gil_held.release_gil is False
+        with pytest.raises(TypeError, match="release_gil takes a bool or an int, not str"):
+            gil_held.release_gil = "no"
+        with pytest.raises(TypeError, match="not NoneType"):
+            gil_held.release_gil = None
+        with pytest.raises(TypeError, match="cannot be deleted"):
+            del gil_held.release_gil
+        assert gil_held.release_gil is False
         assert mod.gil_held is gil_held  # tied: the setting stays with the wrapper
     finally:
         gil_held.release_gil = True
