@@ -224,8 +224,10 @@ fn type_index_of(obj: &Bound<'_, PyAny>) -> PyResult<i32> {
 #[pyfunction]
 fn use_count(obj: &Bound<'_, PyAny>) -> PyResult<u64> {
     let h = handle_of(wrapper(obj)?)?;
-    // SAFETY: live handle; a relaxed snapshot of the strong count.
-    Ok(unsafe { std::ptr::read_volatile(&(*h).combined_ref_count) } & 0xFFFF_FFFF)
+    // SAFETY: live handle, whose count is only ever accessed atomically; a
+    // relaxed snapshot of the strong count.
+    let combined = unsafe { std::sync::atomic::AtomicU64::from_ptr(ptr::addr_of_mut!((*h).combined_ref_count)) };
+    Ok(combined.load(std::sync::atomic::Ordering::Relaxed) & 0xFFFF_FFFF)
 }
 
 /// Call a Function wrapper.
