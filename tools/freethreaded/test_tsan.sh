@@ -55,11 +55,29 @@ export CARGO_TARGET_DIR=$out/cargo
 cargo build -Zbuild-std --release -p tether-core --lib --target "$triple" --manifest-path "$root/Cargo.toml"
 core_dir=$CARGO_TARGET_DIR/$triple/release
 rm -rf "$out/wheels"
+# The extension's build script copies the core it links into the package
+# folder of the source tree (python/tether/), which every build of the
+# package shares: put back what was there once the instrumented wheel is
+# built, so a later `make python` or `make test-freethreaded`, whose cached
+# build script will not copy again, does not ship the instrumented core.
+pkg_core=$root/python/tether/libtether_core.so
+saved_core=$out/libtether_core.so.saved
+rm -f "$saved_core"
+test -f "$pkg_core" && cp -p "$pkg_core" "$saved_core"
+restore_core() {
+  if test -f "$saved_core"; then mv -f "$saved_core" "$pkg_core"; else rm -f "$pkg_core"; fi
+}
+trap restore_core EXIT
+# The instrumented core goes in explicitly: the build script, when cargo
+# has it cached, copies nothing, and the folder may hold another build's.
+cp -f "$core_dir/libtether_core.so" "$pkg_core"
 # The extension links the core built above (TETHER_CORE_LIB_DIR) instead of
 # building its own: python/build.rs builds that one without these flags.
 TETHER_CORE_LIB_DIR=$core_dir PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --quiet --release --auditwheel skip \
   -m "$root/python/Cargo.toml" --target "$triple" -Zbuild-std -i "$vpy" --out "$out/wheels"
 "$vpy" -m pip install --quiet --force-reinstall --no-deps "$out"/wheels/tether-*.whl
+restore_core
+trap - EXIT
 unset RUSTUP_TOOLCHAIN RUSTFLAGS CC CXX CFLAGS CXXFLAGS CARGO_PROFILE_RELEASE_DEBUG CARGO_TARGET_DIR
 
 pkg=$("$vpy" -c 'import os, tether; print(os.path.dirname(tether.__file__))')
