@@ -18,15 +18,9 @@ use crate::type_registry::{self, type_key_of};
 
 type Global = (&'static str, Result<Function, Error>);
 
-fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> Global {
-    let name = sig.name;
-    (
-        name,
-        Function::from_closure(move |args| {
-            sig.check_count(args)?;
-            body(&sig, args)
-        }),
-    )
+/// A global with a typed signature (see [`Sig::into_global`]).
+fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'static str, Result<Function, Error>) {
+    sig.into_global(body)
 }
 
 fn cannot_convert(v: &AnyView<'_>, to: &str) -> Error {

@@ -145,15 +145,9 @@ fn int32(sig: &Sig, args: &[AnyView<'_>], i: usize) -> Result<i32, Error> {
     Ok(sig.int(args, i)? as i32)
 }
 
+/// A global with a typed signature (see [`Sig::into_global`]).
 fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'static str, Result<Function, Error>) {
-    let name = sig.name;
-    (
-        name,
-        Function::from_closure(move |args| {
-            sig.check_count(args)?;
-            body(&sig, args)
-        }),
-    )
+    sig.into_global(body)
 }
 
 /// `ffi.MakeFieldGetter(field_static_type_index: int) -> int`.

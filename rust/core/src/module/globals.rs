@@ -76,15 +76,9 @@ fn bool_arg(sig: &Sig, args: &[AnyView<'_>], i: usize) -> Result<bool, Error> {
     Ok(sig.int(args, i)? != 0)
 }
 
-type Body = fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>;
-
-fn typed(sig: Sig, body: Body) -> (&'static str, Result<Function, Error>) {
-    let name = sig.name;
-    let f = Function::from_closure(move |args| {
-        sig.check_count(args)?;
-        body(&sig, args)
-    });
-    (name, f)
+/// A global with a typed signature (see [`Sig::into_global`]).
+fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'static str, Result<Function, Error>) {
+    sig.into_global(body)
 }
 
 const MODULE: &[&str] = &["ffi.Module"];

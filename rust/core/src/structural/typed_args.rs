@@ -41,6 +41,19 @@ impl Entry {
 }
 
 impl Sig {
+    /// The global `(name, Function)` for this signature: the argument count
+    /// is checked (with TVM-FFI's message) before `body` runs.
+    pub fn into_global(self, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'static str, Result<Function, Error>) {
+        let name = self.name;
+        (
+            name,
+            Function::from_closure(move |args| {
+                self.check_count(args)?;
+                body(&self, args)
+            }),
+        )
+    }
+
     fn text(&self) -> String {
         let params: Vec<String> = self
             .params

@@ -345,15 +345,9 @@ pub(crate) fn ensure_reflection() {
 const ENTRIES: &str = "Array<Tuple<int, ffi.Function>>";
 const OPT_INTERRUPT: &str = "Optional<ffi.VisitInterrupt>";
 
-fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> Global {
-    let name = sig.name;
-    (
-        name,
-        Function::from_closure(move |args| {
-            sig.check_count(args)?;
-            body(&sig, args)
-        }),
-    )
+/// A global with a typed signature (see [`Sig::into_global`]).
+fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'static str, Result<Function, Error>) {
+    sig.into_global(body)
 }
 
 fn visitor_arg(sig: &Sig, args: &[AnyView<'_>]) -> Result<StructuralVisitor, Error> {
