@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from . import _ffi
-from .core import Object, get_global_func
+from .. import _ffi
+from ..core import Object, get_global_func
 
 __all__ = ["object_use_count", "echo", "apply_n", "raise_error", "tie_state"]
 
