@@ -80,6 +80,9 @@ test-c: build
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/surface_test.c \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/surface_test
 	$(TARGET)/ctest/surface_test
+	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/type_index_test.c \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/type_index_test
+	$(TARGET)/ctest/type_index_test
 
 test-symbols: build
 	tests/c/check_symbols.sh $(LIBDIR)/libtether_core.so
@@ -101,6 +104,9 @@ test-upstream-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/library_surface_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/library_surface_test
 	$(TARGET)/upstream_cpp/library_surface_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/type_ranges_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/type_ranges_test
+	$(TARGET)/upstream_cpp/type_ranges_test
 	$(MAKE) --no-print-directory test-upstream-tensor test-upstream-modules
 
 # The add_one kernel library (a plugin tether's Python side loads too) and

@@ -201,6 +201,19 @@ static void test_functions(void) {
   TVMFFIObjectHandle g = global("c_test.adder");
   CHECK(g == f);
   TVMFFIObjectDecRef(g);
+  /* A builtin's name is taken too, and the method-info form refuses the
+   * same way; the first registration stays. */
+  TVMFFIByteArray builtin = ba("testing.echo");
+  CHECK(TVMFFIFunctionSetGlobal(&builtin, f, 0) != 0 && raised_matches("ValueError", "already registered"));
+  TVMFFIMethodInfo minfo;
+  memset(&minfo, 0, sizeof(minfo));
+  minfo.name = name;
+  minfo.method.type_index = kTVMFFIFunction;
+  minfo.method.v_obj = (TVMFFIObject*)f;
+  CHECK(TVMFFIFunctionSetGlobalFromMethodInfo(&minfo, 0) != 0 && raised_matches("ValueError", "already registered"));
+  g = global("testing.echo");
+  CHECK(g != NULL && g != f);
+  TVMFFIObjectDecRef(g);
 
   /* A builtin Rust function, called from C: echo returns its argument. */
   TVMFFIObjectHandle echo = global("testing.echo");
@@ -268,10 +281,12 @@ static int int_getter(void* field, TVMFFIAny* out) {
 }
 
 static void test_types(void) {
+  /* Node lets subtypes overflow its (empty) child range, or SubNode would
+   * be refused; type_index_test.c covers the ranges. */
   TVMFFIByteArray key = ba("c_test.Node");
-  int32_t idx = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject);
+  int32_t idx = TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject);
   CHECK(idx >= kTVMFFIDynObjectBegin);
-  CHECK(TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 0, kTVMFFIObject) == idx);
+  CHECK(TVMFFITypeGetOrAllocIndex(&key, -1, 1, 0, 1, kTVMFFIObject) == idx);
   TVMFFIByteArray sub = ba("c_test.SubNode");
   int32_t sidx = TVMFFITypeGetOrAllocIndex(&sub, -1, 2, 0, 0, idx);
   const TVMFFITypeInfo* info = TVMFFIGetTypeInfo(sidx);

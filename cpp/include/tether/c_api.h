@@ -347,8 +347,14 @@ typedef struct TVMFFITypeInfo {
 
 TETHER_DLL int TVMFFITypeKeyToIndex(const TVMFFIByteArray* type_key, int32_t* out_tindex);
 /* Returns the type's index, registering it when new (static_type_index >= 0
- * fixes it, -1 allocates one). parent_type_index -1 makes a root; -2 only
- * queries and returns -2 when the key is unknown. Returns -1 on error. */
+ * fixes it below kTVMFFIDynObjectBegin, -1 allocates one). parent_type_index
+ * -1 makes a root (static indices only); -2 only queries and returns -2 when
+ * the key is unknown. Returns -1 on error.
+ * A type owns num_child_slots + 1 consecutive indices: its own, then the
+ * ones its subtypes take first (compiled type checks treat that whole range
+ * as the type). A subtype that no longer fits takes fresh indices past all
+ * others if child_slots_can_overflow held for the parent and every ancestor,
+ * and is refused with an error otherwise. */
 TETHER_DLL int32_t TVMFFITypeGetOrAllocIndex(const TVMFFIByteArray* type_key,
                                              int32_t static_type_index, int32_t type_depth,
                                              int32_t num_child_slots,

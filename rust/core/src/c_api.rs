@@ -153,8 +153,8 @@ pub unsafe extern "C" fn TVMFFITypeGetOrAllocIndex(
     type_key: *const TVMFFIByteArray,
     static_type_index: i32,
     type_depth: i32,
-    _num_child_slots: i32,
-    _child_slots_can_overflow: i32,
+    num_child_slots: i32,
+    child_slots_can_overflow: i32,
     parent_type_index: i32,
 ) -> i32 {
     let mut result = -1;
@@ -187,7 +187,13 @@ pub unsafe extern "C" fn TVMFFITypeGetOrAllocIndex(
                 String::from_utf8_lossy(key)
             )));
         }
-        result = type_registry::get_or_alloc_index_bytes(key, static_type_index, parent_type_index)?;
+        result = type_registry::get_or_alloc_index_slots(
+            key,
+            static_type_index,
+            num_child_slots,
+            child_slots_can_overflow != 0,
+            parent_type_index,
+        )?;
         Ok(())
     });
     if rc == 0 {

@@ -23,6 +23,7 @@ pub use tether_sys::abi;
 pub mod alloc_header;
 pub mod any;
 pub mod big_int;
+mod builtin_types;
 mod builtins;
 pub mod c_api;
 pub mod c_api_table;
@@ -40,6 +41,7 @@ pub mod serialization;
 pub mod string;
 pub mod structural;
 pub mod tensor;
+mod type_index_alloc;
 pub mod type_registry;
 
 pub use any::{Any, AnyView, FromAny, IntoAny};

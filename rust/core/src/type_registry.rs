@@ -3,7 +3,8 @@
 //!
 //! Entries are boxed and never removed, so the `TVMFFITypeInfo` pointers
 //! handed out by `TVMFFIGetTypeInfo` stay valid for the life of the process.
-//! Registration takes the write lock; lookups take the read lock.
+//! Registration takes the write lock; lookups take the read lock. Which
+//! index a new type gets is `type_index_alloc`'s business.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -15,11 +16,16 @@ use crate::abi::{
     TVMFFITypeInfo, TVMFFITypeMetadata,
 };
 use crate::any::Any;
+pub use crate::builtin_types::STARTUP_ATTR_COLUMNS;
+use crate::builtin_types::{pod_type_key, STATIC_OBJECT_TYPES};
 use crate::error::{byte_slice, Error};
+use crate::type_index_alloc::{self as alloc, IndexAllocator, Refusal, Slots};
 
 struct TypeEntry {
     info: TVMFFITypeInfo,
     key: Box<[u8]>,
+    /// The index range the type reserves for itself and its subtypes.
+    slots: Slots,
     ancestors: Vec<*const TVMFFITypeInfo>,
     fields: Vec<TVMFFIFieldInfo>,
     methods: Vec<TVMFFIMethodInfo>,
@@ -42,7 +48,7 @@ struct AttrColumn {
 struct Registry {
     entries: Vec<Option<Box<TypeEntry>>>,
     by_key: HashMap<Vec<u8>, i32>,
-    next_dynamic: i32,
+    alloc: IndexAllocator,
     attrs: HashMap<Vec<u8>, AttrColumn>,
 }
 
@@ -58,17 +64,21 @@ fn registry() -> &'static RwLock<Registry> {
         let mut r = Registry {
             entries: Vec::new(),
             by_key: HashMap::new(),
-            next_dynamic: ti::kTVMFFIDynObjectBegin,
+            alloc: IndexAllocator::new(),
             attrs: HashMap::new(),
         };
         // Every static index has a type info, PODs included: code compiled
         // against TVM-FFI's headers reads the key of any index it meets
         // (e.g. to word a failed conversion) without checking for NULL.
+        // Slot ranges are TVM-FFI's: no child slots anywhere; only
+        // ffi.Object (and ffi.VisitInterrupt, which its headers register as
+        // any dynamic type) let subtypes take fresh indices, so e.g. a
+        // subtype of ffi.Error is refused as it is there.
         for index in ti::kTVMFFINone..=ti::kTVMFFIUnchanged {
             let key = pod_type_key(index).expect("every POD index has a key");
-            r.insert(key.as_bytes(), index, None).expect("POD type");
+            r.insert(key.as_bytes(), index, None, Slots::new(0, false)).expect("POD type");
         }
-        r.insert(b"ffi.Object", ti::kTVMFFIObject, None).expect("root type");
+        r.insert(b"ffi.Object", ti::kTVMFFIObject, None, Slots::new(0, true)).expect("root type");
         r.entry_mut(ti::kTVMFFIObject).expect("root type").metadata_record(TVMFFITypeMetadata {
             doc: TVMFFIByteArray::EMPTY,
             creator: None,
@@ -76,7 +86,8 @@ fn registry() -> &'static RwLock<Registry> {
             structural_eq_hash_kind: 0,
         });
         for (key, index) in STATIC_OBJECT_TYPES {
-            r.insert(key.as_bytes(), *index, Some(ti::kTVMFFIObject)).expect("static type");
+            let slots = Slots::new(0, *index == ti::kTVMFFIVisitInterrupt);
+            r.insert(key.as_bytes(), *index, Some(ti::kTVMFFIObject), slots).expect("static type");
         }
         // The headers abort when a column they look up is missing, so the
         // columns TVM-FFI creates at start-up exist here too (empty).
@@ -84,71 +95,6 @@ fn registry() -> &'static RwLock<Registry> {
             r.ensure_column(name.as_bytes());
         }
         RwLock::new(r)
-    })
-}
-
-/// Object types with fixed indices, all direct children of `ffi.Object`.
-const STATIC_OBJECT_TYPES: &[(&str, i32)] = &[
-    ("ffi.String", ti::kTVMFFIStr),
-    ("ffi.Bytes", ti::kTVMFFIBytes),
-    ("ffi.Error", ti::kTVMFFIError),
-    ("ffi.Function", ti::kTVMFFIFunction),
-    ("ffi.Shape", ti::kTVMFFIShape),
-    ("ffi.Tensor", ti::kTVMFFITensor),
-    ("ffi.Array", ti::kTVMFFIArray),
-    ("ffi.Map", ti::kTVMFFIMap),
-    ("ffi.Module", ti::kTVMFFIModule),
-    ("ffi.OpaquePyObject", ti::kTVMFFIOpaquePyObject),
-    ("ffi.List", ti::kTVMFFIList),
-    ("ffi.Dict", ti::kTVMFFIDict),
-    ("ffi.VisitInterrupt", ti::kTVMFFIVisitInterrupt),
-    ("ffi.BigInt", ti::kTVMFFIBigInt),
-];
-
-/// Type attribute columns TVM-FFI's runtime creates when it loads
-/// (`refl::EnsureTypeAttrColumn` or a first registration), so that
-/// `TVMFFIGetTypeAttrColumn` finds them before any type sets a value.
-pub const STARTUP_ATTR_COLUMNS: &[&str] = &[
-    "__s_visit__",
-    "__s_equal__",
-    "__s_hash__",
-    "__s_mutate__",
-    "__s_maybe_inplace_mutate__",
-    "__any_hash__",
-    "__any_equal__",
-    "__ffi_repr__",
-    "__ffi_hash__",
-    "__ffi_eq__",
-    "__ffi_compare__",
-    "__data_to_json__",
-    "__data_from_json__",
-    "__ffi_init__",
-    "__ffi_new__",
-    "__ffi_shallow_copy__",
-    "__ffi_convert__",
-    "__ffi_type_final__",
-    "__ffi_enum__",
-];
-
-/// Names of the POD type indices (TVM-FFI's static type keys).
-fn pod_type_key(index: i32) -> Option<&'static str> {
-    Some(match index {
-        ti::kTVMFFIAny => "Any",
-        ti::kTVMFFINone => "None",
-        ti::kTVMFFIInt => "int",
-        ti::kTVMFFIBool => "bool",
-        ti::kTVMFFIFloat => "float",
-        ti::kTVMFFIOpaquePtr => "void*",
-        ti::kTVMFFIDataType => "DataType",
-        ti::kTVMFFIDevice => "Device",
-        ti::kTVMFFIDLTensorPtr => "DLTensor*",
-        ti::kTVMFFIRawStr => "const char*",
-        ti::kTVMFFIByteArrayPtr => "TVMFFIByteArray*",
-        ti::kTVMFFIObjectRValueRef => "ObjectRValueRef",
-        ti::kTVMFFISmallStr => "ffi.SmallStr",
-        ti::kTVMFFISmallBytes => "ffi.SmallBytes",
-        ti::kTVMFFIUnchanged => "ffi.Unchanged",
-        _ => return None,
     })
 }
 
@@ -183,7 +129,7 @@ impl Registry {
         })
     }
 
-    fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>) -> Result<i32, Error> {
+    fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>, slots: Slots) -> Result<i32, Error> {
         let (depth, ancestors) = match parent {
             None => (0, Vec::new()),
             Some(p) => {
@@ -208,6 +154,7 @@ impl Registry {
                 metadata: std::ptr::null(),
             },
             key,
+            slots,
             ancestors,
             fields: Vec::new(),
             retired_fields: Vec::new(),
@@ -257,15 +204,33 @@ impl TypeEntry {
     }
 }
 
-/// Look up a type key, or register it.
+/// Look up a type key, or register it with no child slots, letting its
+/// subtypes overflow (what a Rust- or Python-defined type declares).
 ///
 /// `static_index >= 0` registers at that fixed index; `-1` allocates one.
-/// `parent` is the parent's index, or `-1` for a root.
+/// `parent` is the parent's index, or `-1` for a root (static indices only).
 pub fn get_or_alloc_index(key: &str, static_index: i32, parent: i32) -> Result<i32, Error> {
     get_or_alloc_index_bytes(key.as_bytes(), static_index, parent)
 }
 
 pub fn get_or_alloc_index_bytes(key: &[u8], static_index: i32, parent: i32) -> Result<i32, Error> {
+    get_or_alloc_index_slots(key, static_index, 0, true, parent)
+}
+
+/// Look up a type key, or register it reserving `num_child_slots` indices
+/// after its own for its subtypes (`TVMFFITypeGetOrAllocIndex`). A key
+/// already registered keeps its index and range whatever is asked now.
+///
+/// A dynamic index comes from the parent's range or, when that is full and
+/// the parent allows it, from past every index handed out so far (see
+/// `type_index_alloc`); a full parent that forbids overflow is an error.
+pub fn get_or_alloc_index_slots(
+    key: &[u8],
+    static_index: i32,
+    num_child_slots: i32,
+    child_slots_can_overflow: bool,
+    parent: i32,
+) -> Result<i32, Error> {
     if let Some(i) = registry().read().by_key.get(key) {
         return Ok(*i);
     }
@@ -273,30 +238,54 @@ pub fn get_or_alloc_index_bytes(key: &[u8], static_index: i32, parent: i32) -> R
     if let Some(i) = r.by_key.get(key) {
         return Ok(*i);
     }
+    let name = || String::from_utf8_lossy(key).into_owned();
+    alloc::check_child_slots(num_child_slots)
+        .map_err(|m| Error::value_error(format!("cannot register type {}: {m}", name())))?;
     let parent = if parent == -1 { None } else { Some(parent) };
     if let Some(p) = parent {
         if r.entry(p).is_none() {
-            return Err(Error::value_error(format!(
-                "cannot register type {}: unknown parent type index {p}",
-                String::from_utf8_lossy(key)
-            )));
+            return Err(Error::value_error(format!("cannot register type {}: unknown parent type index {p}", name())));
         }
     }
     let index = if static_index >= 0 {
-        if r.entry(static_index).is_some() {
+        if let Some(taken) = r.entry(static_index) {
             return Err(Error::value_error(format!(
                 "cannot register type {} at index {static_index}: taken by {}",
-                String::from_utf8_lossy(key),
-                String::from_utf8_lossy(&r.entry(static_index).unwrap().key)
+                name(),
+                String::from_utf8_lossy(&taken.key)
             )));
         }
+        let existing = r.entries.iter().enumerate().filter_map(|(i, e)| Some((i as i32, e.as_ref()?.slots)));
+        alloc::check_static(static_index, num_child_slots, existing)
+            .map_err(|m| Error::value_error(format!("cannot register type {}: {m}", name())))?;
         static_index
     } else {
-        let i = r.next_dynamic;
-        r.next_dynamic += 1;
-        i
+        let Some(p) = parent else {
+            return Err(Error::value_error(format!("cannot register type {}: a dynamic type needs a parent", name())));
+        };
+        let Registry { entries, alloc, .. } = &mut *r;
+        let pe = entries[p as usize].as_deref_mut().expect("parent checked above");
+        alloc.alloc_child(p, &mut pe.slots, num_child_slots).map_err(|refusal| {
+            let pkey = String::from_utf8_lossy(&pe.key);
+            Error::value_error(match refusal {
+                Refusal::ParentFull { reserved } => format!(
+                    "cannot register type {}: its parent {pkey} has no child slot left (it reserves {} and forbids overflow)",
+                    name(),
+                    reserved - 1
+                ),
+                Refusal::OutOfIndices => format!("cannot register type {}: type indices exhausted", name()),
+            })
+        })?
     };
-    r.insert(key, index, parent)
+    let can_overflow =
+        alloc::inherited_overflow(parent.and_then(|p| r.entry(p)).map(|e| &e.slots), child_slots_can_overflow);
+    r.insert(key, index, parent, Slots::new(num_child_slots, can_overflow))
+}
+
+/// The child slots a registered type reserves and whether its subtypes may
+/// overflow them (the latter false when any ancestor forbids it).
+pub fn child_slots(index: i32) -> Option<(i32, bool)> {
+    registry().read().entry(index).map(|e| (e.slots.child_slots(), e.slots.can_overflow))
 }
 
 /// The index registered for `key`.
