@@ -9,12 +9,18 @@
 // `-Bsymbolic` binds those references inside the library at link time.
 // Mach-O (two-level namespace) and PE (per-DLL imports) already bind a
 // library's own references to itself, so they need nothing.
+//
+// On ELF the library also carries its name as its SONAME: a program linked
+// against it by path then records `libtether_core.so` as what it needs (not
+// the build directory's path), and the loader finds it by rpath or search
+// path. Mach-O gets its install name from rustc and PE has no such field.
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
     let elf = family.split(',').any(|f| f == "unix") && !matches!(os.as_str(), "macos" | "ios" | "tvos" | "watchos" | "visionos");
     if elf {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libtether_core.so");
     }
     // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_bridge):
     // C++17, its own minimal declarations, no TVM-FFI header.

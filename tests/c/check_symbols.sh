@@ -2,7 +2,8 @@
 # Checks that the core shared library exports every C ABI function listed in
 # exported_symbols.txt (including the API table entry point), and on ELF that
 # it was linked with -Bsymbolic, so its references to its own TVMFFI*
-# functions cannot be captured by another library exporting the same names.
+# functions cannot be captured by another library exporting the same names,
+# and that its SONAME is libtether_core.so.
 # Usage: check_symbols.sh path/to/libtether_core.so
 set -euo pipefail
 lib=$1
@@ -52,6 +53,13 @@ fi
 total=$((total + 1))
 if own=$(readelf -rW "$lib" | awk '$5 ~ /^TVMFFI/ {print $5}' | sort -u | grep .); then
   echo "relocations against the library's own symbols (interposable):" $own >&2
+  missing=$((missing + 1))
+fi
+# The SONAME, which a program linked against the library records as the
+# name it needs (instead of the path it was linked from).
+total=$((total + 1))
+if ! readelf -d "$lib" | grep -q '(SONAME).*\[libtether_core\.so\]'; then
+  echo "no SONAME libtether_core.so in the dynamic section of $lib" >&2
   missing=$((missing + 1))
 fi
 echo "symbols: $((total - missing)) passed, $missing failed"
