@@ -18,45 +18,16 @@ Anything else is NotImplemented and crosses as an opaque Python object
 
 from __future__ import annotations
 
-import ctypes
-from numbers import Integral, Real
+from numbers import Number  # noqa: F401  (tvm_ffi._convert's names)
 
-from . import _ffi
-from .core import ObjectConvertible
+from . import container, core  # noqa: F401
+from . import _dtype  # noqa: F401
+from .core import convert, convert_func
+from .core.converter import _is_numpy_bool, _value_from_protocol  # noqa: F401
+
+try:
+    import torch  # noqa: F401
+except ImportError:
+    torch = None
 
 __all__ = ["convert", "convert_func"]
-
-
-def _is_numpy_bool(value) -> bool:
-    t = type(value)
-    return t.__name__ == "bool_" and t.__module__ == "numpy"
-
-
-def _value_from_protocol(value):
-    cls = type(value)
-    if hasattr(cls, "__tvm_ffi_object__"):
-        return value.__tvm_ffi_object__()
-    if _is_numpy_bool(value):
-        return bool(value)
-    if isinstance(value, Integral):
-        return int(value)
-    if isinstance(value, Real):
-        return float(value)
-    if isinstance(value, ctypes.c_void_p):
-        return _ffi.OpaquePtrValue(value.value or 0)
-    if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
-        return _ffi.OpaquePtrValue(int(value.__tvm_ffi_opaque_ptr__()))
-    if callable(value):
-        return NotImplemented
-    if hasattr(cls, "__tvm_ffi_int__"):
-        return int(value.__tvm_ffi_int__())
-    if hasattr(cls, "__tvm_ffi_float__"):
-        return float(value.__tvm_ffi_float__())
-    if hasattr(cls, "__tvm_ffi_value__"):
-        return value.__tvm_ffi_value__()
-    if isinstance(value, ObjectConvertible):
-        return value.asobject()
-    return NotImplemented
-
-
-from .core import convert, convert_func  # noqa: E402  (re-exported, as tvm_ffi._convert)

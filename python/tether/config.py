@@ -17,6 +17,13 @@ def libdir() -> str:
     return _HERE
 
 
+def _find_libdir() -> str:
+    """The directory holding the core library (where ``find_libtvm_ffi`` finds it)."""
+    from .libinfo import find_libtvm_ffi
+
+    return os.path.dirname(find_libtvm_ffi())
+
+
 def libs() -> str:
     return "-ltether_core"
 
@@ -46,6 +53,11 @@ def main(argv=None) -> int:
         parser.print_help()
         return 1
     return 0
+
+
+def __main__() -> None:
+    """tvm_ffi's name for the command's entry point."""
+    sys.exit(main())
 
 
 if __name__ == "__main__":

@@ -17,11 +17,79 @@ import types
 from typing import Any, Optional
 
 from . import core
+from .core.error import _py_error_of, _kind_of  # noqa: F401  (tether's older homes of these)
 
-__all__ = ["register_error", "ERROR_NAME_TO_TYPE", "ERROR_TYPE_TO_NAME"]
+__all__ = ["register_error", "ERROR_NAME_TO_TYPE", "ERROR_TYPE_TO_NAME", "TracebackManager"]
 
 ERROR_NAME_TO_TYPE: dict = core.ERROR_NAME_TO_TYPE
 ERROR_TYPE_TO_NAME: dict = core.ERROR_TYPE_TO_NAME
+
+_FRAME = re.compile(r'File "(.+?)", line (\d+), in (.+)')
+
+
+def _parse_backtrace(backtrace: str) -> list:
+    """``(filename, lineno, func)`` for every ``File "f", line n, in func``
+    line of a native backtrace, in order."""
+    frames = []
+    for line in backtrace.split("\n"):
+        m = _FRAME.match(line.strip())
+        if m:
+            frames.append((m.group(1), int(m.group(2)), m.group(3)))
+    return frames
+
+
+class TracebackManager:
+    """Turns native backtrace lines into Python traceback entries, so a
+    native error's frames show in the Python traceback (one code object per
+    distinct frame, cached)."""
+
+    def __init__(self) -> None:
+        self._code_cache: dict = {}
+
+    def _get_cached_code_object(self, filename: str, lineno: int, func: str) -> types.CodeType:
+        key = (filename, lineno, func)
+        code = self._code_cache.get(key)
+        if code is None:
+            code = compile("\n" * (lineno - 1) + "_getframe()", filename, "eval").replace(co_name=func)
+            self._code_cache[key] = code
+        return code
+
+    def _create_frame(self, filename: str, lineno: int, func: str) -> types.FrameType:
+        import sys
+
+        context = {"_getframe": sys._getframe}
+        return eval(self._get_cached_code_object(filename, lineno, func), context, context)  # noqa: S307
+
+    def append_traceback(self, tb: Optional[types.TracebackType], filename: str, lineno: int,
+                         func: str) -> types.TracebackType:
+        """``tb`` with one more entry, for ``func`` at ``filename:lineno``."""
+        frame = self._create_frame(filename, lineno, func)
+        return types.TracebackType(tb, frame, frame.f_lasti, lineno)
+
+
+_TRACEBACK_MANAGER = TracebackManager()
+
+
+def _with_append_backtrace(py_error: BaseException, backtrace: str) -> BaseException:
+    """``py_error`` with the native frames of ``backtrace`` appended to its traceback."""
+    tb = py_error.__traceback__
+    for filename, lineno, func in _parse_backtrace(backtrace):
+        tb = _TRACEBACK_MANAGER.append_traceback(tb, filename, lineno, func)
+    return py_error.with_traceback(tb)
+
+
+def _traceback_to_backtrace_str(tb: Optional[types.TracebackType]) -> str:
+    """A Python traceback in the native backtrace format (innermost last)."""
+    lines = []
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
+        tb = tb.tb_next
+    return "".join(lines)
+
+
+core._WITH_APPEND_BACKTRACE = _with_append_backtrace
+core._TRACEBACK_TO_BACKTRACE_STR = _traceback_to_backtrace_str
 
 
 def register_error(name_or_cls=None, cls: Optional[type] = None) -> Any:
@@ -42,59 +110,3 @@ def register_error(name_or_cls=None, cls: Optional[type] = None) -> Any:
         return mycls
 
     return register if cls is None else register(cls)
-
-
-for _cls in (RuntimeError, ValueError, TypeError, AttributeError, KeyError, IndexError, AssertionError, MemoryError):
-    register_error(_cls.__name__, _cls)
-del _cls
-
-_FRAME = re.compile(r'File "(.+?)", line (\d+), in (.+)')
-_code_cache: dict = {}
-
-
-def _frame_for(filename: str, lineno: int, func: str) -> types.FrameType:
-    """A frame whose code claims to be ``func`` at ``filename:lineno``."""
-    key = (filename, lineno, func)
-    code = _code_cache.get(key)
-    if code is None:
-        code = compile("\n" * (lineno - 1) + "_getframe()", filename, "eval").replace(co_name=func)
-        _code_cache[key] = code
-    import sys
-
-    context = {"_getframe": sys._getframe}
-    return eval(code, context, context)  # noqa: S307 - a fixed expression
-
-
-def _append_backtrace(exc: BaseException, backtrace: str) -> BaseException:
-    """Append the native frames of ``backtrace`` (TVM-FFI's ``File "f",
-    line n, in func`` lines) to ``exc``'s traceback."""
-    tb = exc.__traceback__
-    for line in backtrace.split("\n"):
-        m = _FRAME.match(line.strip())
-        if not m:
-            continue
-        frame = _frame_for(m.group(1), int(m.group(2)), m.group(3))
-        tb = types.TracebackType(tb, frame, frame.f_lasti, int(m.group(2)))
-    return exc.with_traceback(tb)
-
-
-def _py_error_of(err: "core.Error") -> BaseException:
-    cls = ERROR_NAME_TO_TYPE.get(err.kind, RuntimeError)
-    try:
-        exc = cls(err.message)
-    except Exception:  # a registered class with another constructor
-        exc = RuntimeError(err.message)
-    backtrace = err.backtrace
-    if backtrace:
-        exc = _append_backtrace(exc, backtrace)
-    try:
-        exc.__tvm_ffi_error__ = err
-    except AttributeError:
-        pass
-    return exc
-
-
-def _kind_of(exc: BaseException) -> str:
-    """The error kind a Python exception crosses with (its class's
-    registered name; RuntimeError otherwise, as tvm_ffi)."""
-    return ERROR_TYPE_TO_NAME.get(type(exc), "RuntimeError")

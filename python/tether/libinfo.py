@@ -1,29 +1,211 @@
-"""Where tether's library and headers are (tvm_ffi's ``libinfo`` names)."""
+"""Where tether's library, headers and CMake files are, and loading shared
+libraries by their build target's name (tvm_ffi's ``libinfo`` names).
+
+``_find_library_by_basename(package, target)`` looks in the installed
+distribution's file list first (``importlib.metadata``), then in the
+directories the caller passes, the package's own and development build
+directories, and finally the platform's library search variables — so a
+client such as Apache TVM finds its ``libtvm_runtime`` the same way on
+tether as on tvm_ffi.
+"""
 
 from __future__ import annotations
 
+import ctypes
+import importlib.metadata as im
 import os
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional, Union
 
 from . import config
 
-__all__ = ["find_libtvm_ffi", "find_include_path", "find_dlpack_include_path", "include_paths"]
+__all__ = [
+    "find_libtvm_ffi", "find_include_path", "find_dlpack_include_path", "include_paths", "find_cmake_path",
+    "find_source_path", "find_python_helper_include_path", "find_cython_lib", "find_windows_implib",
+    "load_lib_ctypes", "load_lib_module",
+]
+
+
+def _rel_top_directory() -> Path:
+    """The installed package's directory."""
+    return Path(__file__).parent
+
+
+def _dev_top_directory() -> Path:
+    """The source checkout's top directory (when running from a checkout)."""
+    return _rel_top_directory() / ".." / ".."
+
+
+def _split_env_var(env_var: str, split: str) -> List[str]:
+    """The entries of environment variable ``env_var`` split on ``split`` ([] when unset or empty)."""
+    value = os.environ.get(env_var)
+    return [p.strip() for p in value.split(split)] if value else []
+
+
+def _resolve_and_validate(paths: List[Path], cond: Callable[[Path], Union[bool, Path]]) -> Optional[str]:
+    """The first of ``paths`` (resolved) that ``cond`` accepts, as a string:
+    ``cond`` returns True to take the path, False to go on, or another Path
+    to return instead. None when no candidate is accepted."""
+    for p in paths:
+        try:
+            resolved = Path(p).resolve()
+        except OSError:
+            continue
+        verdict = cond(resolved)
+        if isinstance(verdict, Path):
+            return str(verdict)
+        if verdict:
+            return str(resolved)
+    return None
+
+
+def _library_file_names(target_name: str) -> tuple:
+    if sys.platform.startswith("win32"):
+        return (f"{target_name}.dll",)
+    if sys.platform.startswith("darwin"):
+        return (f"lib{target_name}.dylib", f"lib{target_name}.so")
+    return (f"lib{target_name}.so",)
+
+
+def _find_library_by_basename(package: str, target_name: str, extra_lib_paths: Optional[List[Path]] = None, *,
+                              use_fallback_build_path: bool = True, use_env_path: bool = True) -> Path:
+    """The resolved path of the shared library of build target ``target_name``
+    (``libX.so`` / ``libX.dylib`` / ``X.dll``) belonging to distribution
+    ``package``. RuntimeError listing every directory searched when absent;
+    TypeError when an ``extra_lib_paths`` entry is not a ``pathlib.Path``."""
+    for i, p in enumerate(extra_lib_paths or ()):
+        if not isinstance(p, Path):
+            raise TypeError(f"extra_lib_paths[{i}] must be a pathlib.Path, got {type(p).__name__}: {p!r}")
+    names = _library_file_names(target_name)
+    try:
+        dist = im.distribution(package)
+        for entry in dist.files or ():
+            if entry.name in names:
+                try:
+                    path = Path(dist.locate_file(entry)).resolve()
+                except OSError:
+                    continue
+                if path.is_file():
+                    return path
+    except (im.PackageNotFoundError, OSError):
+        pass
+    dirs: List[Path] = list(extra_lib_paths or ())
+    if use_fallback_build_path:
+        top, dev = _rel_top_directory(), _dev_top_directory()
+        dirs += [top, top / "build" / "lib", top / "lib", dev / "build" / "lib", dev / "lib"]
+    if use_env_path:
+        if sys.platform.startswith("win32"):
+            dirs += [Path(p) for p in _split_env_var("PATH", ";")]
+        else:
+            var = "DYLD_LIBRARY_PATH" if sys.platform.startswith("darwin") else "LD_LIBRARY_PATH"
+            dirs += [Path(p) for p in _split_env_var(var, ":")] + [Path(p) for p in _split_env_var("PATH", ":")]
+    for d in dirs:
+        for name in names:
+            try:
+                path = (d / name).resolve()
+            except OSError:
+                continue
+            if path.is_file():
+                return path
+    raise RuntimeError(f"Cannot find library {', '.join(names)}; searched directories:\n  "
+                       + "\n  ".join(str(d) for d in dirs))
+
+
+def _mode_flag(mode: str) -> int:
+    if not isinstance(mode, str) or not mode.startswith("RTLD_") or not hasattr(ctypes, mode):
+        raise ValueError(f"mode must name a ctypes loading mode such as 'RTLD_LOCAL' or 'RTLD_GLOBAL', got {mode!r}")
+    return getattr(ctypes, mode)
+
+
+def load_lib_ctypes(package: str, target_name: str, mode: str,
+                    extra_lib_paths: Optional[List[Path]] = None) -> ctypes.CDLL:
+    """Load the shared library of ``target_name`` from ``package`` with
+    ctypes, in loading mode ``mode`` (``"RTLD_LOCAL"`` or ``"RTLD_GLOBAL"``)."""
+    flag = _mode_flag(mode)
+    if (package, target_name) in (("tether", "tether"), ("tether", "tether_core")):
+        path = Path(find_libtvm_ffi())
+    else:
+        path = _find_library_by_basename(package, target_name, extra_lib_paths)
+    if sys.platform.startswith("win32"):
+        os.add_dll_directory(str(path.parent))
+    return ctypes.CDLL(str(path), flag)
+
+
+def load_lib_module(package: str, target_name: str, keep_module_alive: bool = True,
+                    extra_lib_paths: Optional[List[Path]] = None):
+    """Load the shared library of ``target_name`` from ``package`` as an FFI ``Module``."""
+    from .module import load_module
+
+    path = _find_library_by_basename(package, target_name, extra_lib_paths)
+    if sys.platform.startswith("win32"):
+        os.add_dll_directory(str(path.parent))
+    return load_module(str(path), keep_module_alive=keep_module_alive)
 
 
 def find_libtvm_ffi() -> str:
-    """Path of the core shared library Python uses (``libtether_core``)."""
-    for name in os.listdir(config.libdir()):
-        if name.startswith(("libtether_core.", "tether_core.")):
-            return os.path.join(config.libdir(), name)
-    raise RuntimeError(f"cannot find libtether_core in {config.libdir()}")
+    """Path of the core shared library (``libtether_core``)."""
+    names = _library_file_names("tether_core")
+    found = _resolve_and_validate([Path(config.libdir()) / n for n in names], lambda p: p.is_file())
+    if found is None:
+        raise RuntimeError(f"cannot find {' or '.join(names)} in {config.libdir()}")
+    return found
+
+
+def find_windows_implib() -> str:
+    """Path of the core's import library on Windows (``tether_core.dll.lib``)."""
+    lib_dir = Path(find_libtvm_ffi()).parent
+    found = _resolve_and_validate([lib_dir / "tether_core.dll.lib", lib_dir / "tether_core.lib"], lambda p: p.is_file())
+    if found is None:
+        raise RuntimeError(f"cannot find tether_core's import library in {lib_dir}")
+    return found
 
 
 def find_include_path() -> str:
+    """The directory of tether's C and C++ headers."""
     return config.includedir()
 
 
 def find_dlpack_include_path() -> str:
+    """The directory holding ``dlpack/dlpack.h``."""
     return config.includedir()
 
 
-def include_paths() -> list:
-    return [find_include_path()]
+def find_python_helper_include_path() -> str:
+    """The directory of the helper headers Python extensions include (tether's include directory)."""
+    return config.includedir()
+
+
+def find_cmake_path() -> str:
+    """The directory of tether's CMake package files."""
+    found = _resolve_and_validate(
+        [_rel_top_directory() / "share" / "cmake" / "tvm_ffi", _rel_top_directory() / "cmake",
+         _dev_top_directory() / "cmake"], lambda p: p.is_dir())
+    if found is None:
+        raise RuntimeError("cannot find tether's CMake package directory")
+    return found
+
+
+def find_source_path() -> str:
+    """The top of tether's source tree (when installed from a checkout)."""
+    found = _resolve_and_validate([_rel_top_directory(), _dev_top_directory()],
+                                  lambda p: (p / "rust" / "core").is_dir())
+    if found is None:
+        raise RuntimeError("cannot find tether's source tree (this installation carries no sources)")
+    return found
+
+
+def find_cython_lib() -> str:
+    """Path of the compiled extension module (``tether._ffi``), found without importing it."""
+    import importlib.machinery
+
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidate = _rel_top_directory() / f"_ffi{suffix}"
+        if candidate.is_file():
+            return str(candidate.resolve())
+    raise RuntimeError(f"cannot find tether's extension module in {_rel_top_directory()}")
+
+
+def include_paths() -> List[str]:
+    """Every include directory a C++ build against tether needs."""
+    return sorted({find_include_path(), find_dlpack_include_path()})

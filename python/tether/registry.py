@@ -35,16 +35,8 @@ def get_global_func_metadata(name: str) -> dict:
 
 
 def get_registered_type_keys() -> list:
-    """The keys of every registered type, in type-index order."""
-    keys, i = [], 0
-    while True:
-        try:
-            keys.append(_ffi.type_info(i)["key"])
-        except ValueError:
-            if i > 128:
-                break
-        i += 1
-    return keys
+    """The keys of every registered type."""
+    return [str(k) for k in _ffi.call(_builtin("ffi.GetRegisteredTypeKeys"))]
 
 
 def init_ffi_api(namespace: str, target_module_name: Optional[str] = None) -> None:

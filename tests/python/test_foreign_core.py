@@ -159,7 +159,7 @@ def test_plugin_loaded_before_tvm_ffi_leaves_it_alone(tvm_ffi_importable, plugin
 
 
 def test_deep_binding_can_be_turned_off(monkeypatch):
-    from tether.core import Module
+    from tether.module import Module
 
     deep = getattr(os, "RTLD_DEEPBIND", 0)
     assert Module._dlopen_mode(False) & deep == 0

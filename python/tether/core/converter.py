@@ -1,0 +1,48 @@
+"""Values that speak TVM-FFI's conversion protocols: what a Python object
+that is not a plain int/float/str/container crosses the FFI as
+(``__tvm_ffi_object__``, ``__tvm_ffi_int__``, ``__tvm_ffi_float__``,
+``__tvm_ffi_value__``, ``__tvm_ffi_opaque_ptr__``, ``ObjectConvertible``,
+NumPy scalars, ``ctypes.c_void_p``). The extension calls
+``_value_from_protocol`` for such objects; ``NotImplemented`` means "none
+applies" (callables then become Functions, anything else an opaque object).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from numbers import Integral, Real
+
+from .. import _ffi
+from .object import ObjectConvertible
+
+
+def _is_numpy_bool(value) -> bool:
+    t = type(value)
+    return t.__name__ == "bool_" and t.__module__ == "numpy"
+
+
+def _value_from_protocol(value):
+    cls = type(value)
+    if hasattr(cls, "__tvm_ffi_object__"):
+        return value.__tvm_ffi_object__()
+    if _is_numpy_bool(value):
+        return bool(value)
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    if isinstance(value, ctypes.c_void_p):
+        return _ffi.OpaquePtrValue(value.value or 0)
+    if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
+        return _ffi.OpaquePtrValue(int(value.__tvm_ffi_opaque_ptr__()))
+    if callable(value):
+        return NotImplemented
+    if hasattr(cls, "__tvm_ffi_int__"):
+        return int(value.__tvm_ffi_int__())
+    if hasattr(cls, "__tvm_ffi_float__"):
+        return float(value.__tvm_ffi_float__())
+    if hasattr(cls, "__tvm_ffi_value__"):
+        return value.__tvm_ffi_value__()
+    if isinstance(value, ObjectConvertible):
+        return value.asobject()
+    return NotImplemented

@@ -1,0 +1,168 @@
+"""Tensors: ``Tensor`` wraps an ``ffi.Tensor`` (the object header followed
+by a ``DLTensor``), sharing memory with whatever produced it;
+``from_dlpack`` takes anything that speaks DLPack without copying. Also
+the per-device current stream the FFI environment keeps.
+
+Tensors take part in tying like every object: a tensor returned by native
+code comes back as its one wrapper (``f(t) is t``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple
+
+from .. import _ffi
+from .device import DLDeviceType, Device, _create_device_from_tuple
+from .object import Object, _register_class
+
+__all__ = ["Tensor", "from_dlpack"]
+
+
+class Tensor(Object):
+    """An FFI tensor (``ffi.Tensor``) sharing memory with its producer."""
+
+    __slots__ = ()
+
+    def _info(self):
+        return _ffi.tensor_info(self)
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self._info()[4]
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """Element strides (compact row-major strides when the tensor has none)."""
+        return self._info()[5]
+
+    @property
+    def dtype(self):
+        return _dtype_class().from_dlpack_data_type(self._info()[3])
+
+    @property
+    def device(self) -> Device:
+        dev_type, dev_id = self._info()[1]
+        return _create_device_from_tuple(_device_class(), dev_type, dev_id)
+
+    @property
+    def ndim(self) -> int:
+        return len(self._info()[4])
+
+    @property
+    def byte_offset(self) -> int:
+        return self._info()[6]
+
+    def data_ptr(self) -> int:
+        """Address of the first element (data pointer plus byte offset)."""
+        info = self._info()
+        return info[0] + info[6]
+
+    def numel(self) -> int:
+        n = 1
+        for d in self._info()[4]:
+            n *= d
+        return n
+
+    size = numel
+
+    def is_contiguous(self) -> bool:
+        shape, strides = self._info()[4], self._info()[5]
+        expected = 1
+        for dim, stride in zip(reversed(shape), reversed(strides)):
+            if dim != 1 and stride != expected:
+                return False
+            expected *= dim
+        return True
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
+                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None):
+        """A DLPack capsule of this tensor (versioned when the consumer asks
+        for DLPack 1.x with `max_version`, the legacy form otherwise)."""
+        if copy:
+            raise BufferError("tether tensors are exported without copying (copy=True is not supported)")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"cannot export a tensor on {self.device} to device {tuple(dl_device)} without a copy")
+        if stream is not None and stream != -1 and self.__dlpack_device__()[0] == DLDeviceType.kDLCPU:
+            if stream not in (None, -1, 0):
+                raise BufferError(f"stream must be None or -1 for a CPU tensor, got {stream!r}")
+        versioned = max_version is not None and tuple(max_version)[0] >= 1
+        return _ffi.tensor_to_dlpack(self, versioned)
+
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        return tuple(self._info()[1])
+
+    def __repr__(self) -> str:
+        if not _ffi.chandle(self):
+            return Object.__repr__(self)
+        info = self._info()
+        shape = ", ".join(str(d) for d in info[4])
+        return f"{self.dtype}[{shape}]@{self.device}"
+
+    def __reduce__(self):
+        raise TypeError("cannot pickle a tether.Tensor (it shares memory with its producer); pickle numpy.from_dlpack(t)")
+
+
+_register_class(70, Tensor)
+_CLASS_TENSOR: type = Tensor
+
+
+def _dtype_class():
+    import sys
+
+    return sys.modules[__package__]._CLASS_DTYPE
+
+
+def _device_class():
+    import sys
+
+    return sys.modules[__package__]._CLASS_DEVICE
+
+
+def _set_class_tensor(cls: type) -> None:
+    """Tensors returned by the FFI are instances of ``cls`` (a subclass of
+    ``Tensor``) from now on."""
+    global _CLASS_TENSOR
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"_set_class_tensor needs a subclass of Tensor, got {cls!r}")
+    _register_class(70, cls)
+    _CLASS_TENSOR = cls
+    import sys
+
+    sys.modules[__package__]._CLASS_TENSOR = cls
+
+
+def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0, require_contiguous: bool = False) -> Tensor:
+    """A `Tensor` sharing memory with `ext_tensor` (anything with
+    ``__dlpack__``, or a DLPack capsule)."""
+    if isinstance(ext_tensor, Tensor):
+        return ext_tensor
+    if isinstance(require_alignment, bool) or not isinstance(require_alignment, int) or require_alignment < 0:
+        raise ValueError(f"require_alignment must be a non-negative int, got {require_alignment!r}")
+    return _ffi.tensor_from_dlpack(ext_tensor, require_alignment, bool(require_contiguous))
+
+
+def _shape_obj_get_py_tuple(obj: Any) -> Tuple[int, ...]:
+    """The dimensions of an ``ffi.Shape`` object as a tuple."""
+    return tuple(obj)
+
+
+def _make_strides_from_shape(shape: Tuple[int, ...]) -> Tuple[int, ...]:
+    """Compact row-major strides (in elements) of ``shape``."""
+    strides = []
+    acc = 1
+    for dim in reversed(tuple(shape)):
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 0:
+            raise ValueError(f"shape dimensions must be non-negative ints, got {dim!r}")
+        strides.append(acc)
+        acc *= dim
+    return tuple(reversed(strides))
+
+
+def _env_set_current_stream(device_type: int, device_id: int, stream: int) -> int:
+    """Make ``stream`` the current stream of the device; returns the previous one."""
+    return _ffi.env_set_stream(device_type, device_id, stream)
+
+
+def _env_get_current_stream(device_type: int, device_id: int) -> int:
+    """The current stream of the device (0 when none was set)."""
+    return _ffi.env_get_stream(device_type, device_id)
