@@ -61,12 +61,13 @@ from . import (  # noqa: E402
 )
 # (stub and _optional_torch_c_dlpack join the list when they land)
 from ._version import __version__, __version_tuple__  # noqa: E402
+from .provide import provide_tvm_ffi  # noqa: E402
 
 __all__ = [
     "Array", "Bytes", "CAny", "CContainerBase", "DLDeviceType", "DefRegionKind", "Device", "Dict", "Error",
     "Function", "InplaceMode", "LIB", "List", "Map", "Module", "Object", "ObjectConvertible", "Shape",
     "StreamContext", "String", "StructuralKey", "StructuralMutator", "StructuralVisitor", "Tensor",
-    "VisitInterrupt", "WalkOrder", "WalkResult", "__version__", "access_path", "convert", "convert_func", "cpp",
+    "VisitInterrupt", "WalkOrder", "WalkResult", "__version__", "provide_tvm_ffi", "access_path", "convert", "convert_func", "cpp",
     "dataclasses", "device", "dtype", "from_dlpack", "get_first_structural_mismatch", "get_global_func",
     "get_global_func_metadata", "get_raw_stream", "init_ffi_api", "load_module", "method", "register_error",
     "register_global_func", "register_object", "remove_global_func", "serialization", "structural",

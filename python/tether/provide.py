@@ -1,0 +1,87 @@
+"""Serving as ``tvm_ffi``: after ``provide_tvm_ffi()``, ``import tvm_ffi``
+and every ``import tvm_ffi.X.Y`` yield tether's module of the same relative
+name (``tvm_ffi.core`` *is* ``tether.core``), so a program written for
+apache-tvm-ffi runs on tether unchanged.
+
+It is opt-in: call ``tether.provide_tvm_ffi()``, or set
+``TETHER_PROVIDE_TVM_FFI=1`` before the interpreter starts (read by the
+``.pth`` file the wheel installs). A process never holds two cores: when
+the real apache-tvm-ffi is already imported, activation is refused.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from typing import Optional
+
+__all__ = ["provide_tvm_ffi", "is_providing_tvm_ffi"]
+
+_ALIAS = "tvm_ffi"
+_TARGET = "tether"
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Hands out an already imported tether module under the alias name."""
+
+    def __init__(self, module) -> None:
+        self._module = module
+
+    def create_module(self, spec):
+        return self._module
+
+    def exec_module(self, module) -> None:
+        # tether's module ran when it was imported under its own name.
+        pass
+
+
+class _AliasFinder(importlib.abc.MetaPathFinder):
+    """Maps ``tvm_ffi[.X]`` to ``tether[.X]`` ahead of every other finder."""
+
+    def find_spec(self, fullname: str, path=None, target=None) -> Optional[importlib.machinery.ModuleSpec]:
+        if fullname != _ALIAS and not fullname.startswith(_ALIAS + "."):
+            return None
+        real_name = _TARGET + fullname[len(_ALIAS):]
+        try:
+            module = importlib.import_module(real_name)
+        except ModuleNotFoundError as err:
+            if err.name == real_name:
+                return None  # a module tether does not have: let the import fail as usual
+            raise
+        spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(module),
+                                              is_package=hasattr(module, "__path__"))
+        return spec
+
+
+_finder: Optional[_AliasFinder] = None
+
+
+def is_providing_tvm_ffi() -> bool:
+    """Whether ``import tvm_ffi`` yields tether in this process."""
+    return _finder is not None
+
+
+def provide_tvm_ffi() -> None:
+    """Make ``tvm_ffi`` and its submodules resolve to tether's modules.
+
+    Idempotent. RuntimeError when apache-tvm-ffi itself was imported
+    already (two cores in one process would each hold their own type and
+    function tables).
+    """
+    global _finder
+    if _finder is not None:
+        return
+    loaded = sys.modules.get(_ALIAS)
+    if loaded is not None and loaded is not sys.modules.get(_TARGET):
+        raise RuntimeError(
+            "cannot serve as tvm_ffi: apache-tvm-ffi is already imported in this process "
+            f"(from {getattr(loaded, '__file__', '?')}); call tether.provide_tvm_ffi() "
+            "(or set TETHER_PROVIDE_TVM_FFI=1) before anything imports tvm_ffi")
+    _finder = _AliasFinder()
+    sys.meta_path.insert(0, _finder)
+    # Modules already imported under tether's name become visible under the alias now.
+    for name, module in list(sys.modules.items()):
+        if name == _TARGET or name.startswith(_TARGET + "."):
+            sys.modules.setdefault(_ALIAS + name[len(_TARGET):], module)

@@ -1,0 +1,98 @@
+"""Run apache-tvm-ffi's own Python tests (from the pinned source
+distribution) against tether, through the ``tvm_ffi`` alias, and against
+apache-tvm-ffi itself, each test file in its own process, and print the
+counts side by side.
+
+    python tools/upstream_py/run_upstream_tests.py [--cache target/upstream] [--only tether|peer] [files...]
+
+A file whose process dies (a signal, or no report) counts as a crash.
+The exit status is 0 when tether passes at least as many tests as the peer
+and crashes on none; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from upstream_sdist import unpacked  # noqa: E402
+
+# How the interpreter starts for each side: tether serves as tvm_ffi before
+# pytest imports anything; the peer is the installed apache-tvm-ffi.
+_BOOT = {
+    "tether": "import tether; tether.provide_tvm_ffi(); import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+    "peer": "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
+}
+_TIMEOUT = 600
+
+
+def run_file(side: str, test_file: Path, report: Path) -> dict:
+    report.parent.mkdir(parents=True, exist_ok=True)
+    if report.exists():
+        report.unlink()
+    cmd = [sys.executable, "-c", _BOOT[side], "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+           f"--junitxml={report}", str(test_file)]
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    try:
+        proc = subprocess.run(cmd, cwd=test_file.parent, env=env, capture_output=True, text=True, timeout=_TIMEOUT)
+        code, tail = proc.returncode, (proc.stdout + proc.stderr)[-2000:]
+    except subprocess.TimeoutExpired:
+        code, tail = -999, "timed out"
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "crashed": 0, "rc": code, "tail": tail}
+    if code < 0 or not report.exists():
+        counts["crashed"] = 1
+        return counts
+    root = ET.parse(report).getroot()
+    for case in root.iter("testcase"):
+        kinds = {child.tag for child in case}
+        if kinds & {"failure", "error"}:
+            counts["failed"] += 1
+        elif "skipped" in kinds:
+            counts["skipped"] += 1
+        else:
+            counts["passed"] += 1
+    return counts
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cache", default=os.path.join("target", "upstream"))
+    ap.add_argument("--only", choices=("tether", "peer"))
+    ap.add_argument("files", nargs="*", help="test file names (default: all of tests/python)")
+    args = ap.parse_args(argv)
+    args.cache = str(Path(args.cache).resolve())
+    top = unpacked(Path(args.cache))
+    test_dir = top / "tests" / "python"
+    files = [test_dir / f for f in args.files] if args.files else sorted(test_dir.glob("test_*.py"))
+    sides = [args.only] if args.only else ["tether", "peer"]
+    totals = {s: {"passed": 0, "failed": 0, "skipped": 0, "crashed": 0} for s in sides}
+    print(f"{'file':<42}" + "".join(f"{s + ' pass/fail/skip/crash':>32}" for s in sides))
+    for f in files:
+        row = f"{f.name:<42}"
+        for side in sides:
+            c = run_file(side, f, Path(args.cache) / "reports" / side / (f.stem + ".xml"))
+            for k in totals[side]:
+                totals[side][k] += c[k]
+            cell = f"{c['passed']}/{c['failed']}/{c['skipped']}/{c['crashed']}"
+            row += f"{cell:>32}"
+            if c["crashed"] and os.environ.get("VERBOSE"):
+                print(c["tail"], file=sys.stderr)
+        print(row, flush=True)
+    row = f"{'total':<42}"
+    for side in sides:
+        t = totals[side]
+        row += f"{str(t['passed']) + '/' + str(t['failed']) + '/' + str(t['skipped']) + '/' + str(t['crashed']):>32}"
+    print(row)
+    if len(sides) == 2:
+        ok = totals["tether"]["passed"] >= totals["peer"]["passed"] and totals["tether"]["crashed"] == 0
+        return 0 if ok else 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
