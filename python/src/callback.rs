@@ -167,6 +167,8 @@ unsafe fn arg_to_py(v: &TVMFFIAny) -> *mut ffi::PyObject {
             ti::kTVMFFIInt => ffi::PyLong_FromLongLong(v.value.v_int64),
             ti::kTVMFFIFloat => ffi::PyFloat_FromDouble(v.value.v_float64),
             ti::kTVMFFIBool => ffi::PyBool_FromLong((v.value.v_int64 != 0) as _),
+            // Read from the borrowed object, whose reference stays untouched.
+            ti::kTVMFFIBigInt => crate::big_int::to_py_raw(v),
             i if i >= ti::kTVMFFIStaticObjectBegin
                 && i != ti::kTVMFFIStr
                 && i != ti::kTVMFFIBytes

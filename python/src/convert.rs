@@ -11,7 +11,7 @@
 use std::ffi::c_void;
 use std::ptr;
 
-use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyByteArray, PyBytes, PyFloat, PyInt, PyString};
 use pyo3::ffi;
@@ -109,7 +109,11 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     if let Some(v) = crate::dlpack::TensorTypeMemo::convert(py, obj) {
         return v;
     }
-    if let Some(v) = registry::value_to_any(obj)? {
+    // SAFETY: a type check on a live object.
+    if unsafe { ffi::PyLong_CheckExact(obj.as_ptr()) } != 0 {
+        return int_to_any(obj); // beyond int64 (plain ints that fit never get here)
+    }
+    if let Some(v) = crate::value_classes::value_to_any(obj)? {
         return Ok(OwnedAny(v)); // a tether.dtype (a str) or tether.Device
     }
     if obj.is_instance_of::<PyBool>() {
@@ -167,13 +171,19 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     opaque_from_object(py, obj).map(OwnedAny::from_handle)
 }
 
+/// An int (or subclass) as an FFI int, or as an `ffi.BigInt` when it does
+/// not fit in int64.
 fn int_to_any(obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
-    // SAFETY: an int object; -1 with an error set means it does not fit.
-    let v = unsafe { ffi::PyLong_AsLongLong(obj.as_ptr()) };
+    let mut overflow = 0;
+    // SAFETY: an int object; the flag reports a value beyond int64 without
+    // raising.
+    let v = unsafe { ffi::PyLong_AsLongLongAndOverflow(obj.as_ptr(), &mut overflow) };
+    if overflow != 0 {
+        return crate::big_int::from_py(obj.py(), obj);
+    }
+    // SAFETY: GIL held; -1 with an error set means the conversion failed.
     if v == -1 && unsafe { !ffi::PyErr_Occurred().is_null() } {
-        // SAFETY: clear the OverflowError, replaced by ours below.
-        unsafe { ffi::PyErr_Clear() };
-        return Err(PyOverflowError::new_err(format!("{} does not fit in a 64-bit FFI int", int_summary(obj))));
+        return Err(PyErr::fetch(obj.py()));
     }
     Ok(OwnedAny::pod(ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v }))
 }
@@ -263,17 +273,6 @@ impl OpaquePtrValue {
     }
 }
 
-/// `int 123` for a readable int, `int of 401 digits (1000…000)` for a huge one.
-fn int_summary(obj: &Bound<'_, PyAny>) -> String {
-    let text = obj.str().map(|s| s.to_string()).unwrap_or_default();
-    let digits = text.trim_start_matches('-');
-    if digits.len() <= 24 {
-        return format!("int {text}");
-    }
-    let sign = if text.starts_with('-') { "-" } else { "" };
-    format!("int of {} digits ({sign}{}…{})", digits.len(), &digits[..4], &digits[digits.len() - 4..])
-}
-
 /// Whether `obj` crosses as a tensor: it speaks DLPack (NumPy arrays,
 /// framework tensors) or is a DLPack capsule.
 fn is_tensor_like(obj: &Bound<'_, PyAny>) -> bool {
@@ -353,7 +352,11 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
             ti::kTVMFFIBool => Ok(PyBool::new(py, raw.value.v_int64 != 0).to_owned().into_any().unbind()),
             ti::kTVMFFIFloat => Ok(raw.value.v_float64.into_pyobject(py)?.into_any().unbind()),
             ti::kTVMFFIOpaquePtr => Ok((raw.value.v_ptr as usize).into_pyobject(py)?.into_any().unbind()),
-            ti::kTVMFFIDataType | ti::kTVMFFIDevice => registry::value_to_py(py, &raw),
+            ti::kTVMFFIDataType | ti::kTVMFFIDevice => crate::value_classes::value_to_py(py, &raw),
+            ti::kTVMFFIBigInt => {
+                let _owner = OwnedAny(raw);
+                crate::big_int::to_py(py, &raw)
+            }
             ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => {
                 let len = (raw.small_str_len as usize).min(7);
                 let b = &raw.value.v_bytes[..len];
@@ -419,6 +422,7 @@ pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
                 }
                 any_to_py(py, OwnedAny::from_handle(h))
             }
+            ti::kTVMFFIBigInt => crate::big_int::to_py(py, v),
             i if i >= ti::kTVMFFIStaticObjectBegin => {
                 if v.value.v_obj.is_null() {
                     return Err(PyValueError::new_err("argument object handle is NULL"));
@@ -437,7 +441,8 @@ pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
 }
 
 /// None, and exact ints (that fit), floats and bools as FFI values, with
-/// no subtype checks; None for anything else (converted the long way).
+/// no subtype checks; None for anything else (converted the long way,
+/// where an int beyond int64 becomes an `ffi.BigInt`).
 #[inline]
 fn plain_value(obj: &Bound<'_, PyAny>) -> Option<TVMFFIAny> {
     // SAFETY: a live object; the token proves the GIL.
@@ -455,10 +460,10 @@ pub unsafe fn plain_value_ptr(p: *mut ffi::PyObject) -> Option<TVMFFIAny> {
         let (index, value) = if p == ffi::Py_None() {
             (ti::kTVMFFINone, TVMFFIAnyValue { v_int64: 0 })
         } else if ffi::PyLong_CheckExact(p) != 0 {
-            let v = ffi::PyLong_AsLongLong(p);
-            if v == -1 && !ffi::PyErr_Occurred().is_null() {
-                ffi::PyErr_Clear(); // too big: the long way raises the proper error
-                return None;
+            let mut overflow = 0;
+            let v = ffi::PyLong_AsLongLongAndOverflow(p, &mut overflow);
+            if overflow != 0 {
+                return None; // too big: the long way makes a BigInt (nothing raised)
             }
             (ti::kTVMFFIInt, TVMFFIAnyValue { v_int64: v })
         } else if ffi::PyFloat_CheckExact(p) != 0 {

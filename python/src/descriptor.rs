@@ -95,13 +95,13 @@ unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObje
         }
         // Otherwise (a kept wrapper to revive, none at all) the return path
         // itself, with the class from the lock-free table: for every object
-        // but strings, bytes and opaque Python objects (which come back as
-        // Python values) `any_to_py` would only dispatch on the type index
+        // but strings, bytes, big ints and opaque Python objects (which come
+        // back as Python values) `any_to_py` would only dispatch on the type index
         // to get there. An unregistered type asks the class factory there.
         TVMFFIObjectIncRef(h as *mut c_void);
         let index = (*h).type_index;
         let cls = match index {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject => None,
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject | ti::kTVMFFIBigInt => None,
             _ => registry::lookup(index),
         };
         match cls {
@@ -148,6 +148,7 @@ unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> *mut
                 if v.type_index >= ti::kTVMFFIStaticObjectBegin
                     && v.type_index != ti::kTVMFFIStr
                     && v.type_index != ti::kTVMFFIBytes
+                    && v.type_index != ti::kTVMFFIBigInt
                     && !v.value.v_obj.is_null()
                 {
                     object_to_py(py, v.value.v_obj)

@@ -5,8 +5,9 @@
 //! own `tp_alloc`/`tp_dealloc`/`tp_free` (raw CPython API, in
 //! [`tie_state`]), and offers the functions the pure-Python layer builds
 //! on: calling FFI functions, globals, type information, field descriptors.
-//! Conversions live in [`convert`], the class table in [`registry`], the
-//! native base of `tether.Function` in [`function_type`].
+//! Conversions live in [`convert`] (ints beyond int64 in [`big_int`], the
+//! DataType/Device classes in [`value_classes`]), the class table in
+//! [`registry`], the native base of `tether.Function` in [`function_type`].
 //!
 //! SAFETY invariants of this module: functions that read a wrapper's handle
 //! first check that the object is a wrapper (`wrapper`), so it has the
@@ -14,6 +15,7 @@
 //! wrapper owns +1 on them while the call runs.
 
 mod arg_buffer;
+mod big_int;
 mod binding;
 mod native_call;
 mod callback;
@@ -33,6 +35,7 @@ mod seq_index;
 mod side_table;
 mod tie_state;
 mod tying_lock;
+mod value_classes;
 
 use std::ffi::c_void;
 use std::ptr;
@@ -166,11 +169,6 @@ fn registered_class(py: Python<'_>, type_index: i32) -> Option<Py<PyType>> {
 #[pyfunction]
 fn set_class_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
     registry::set_factory(py, f)
-}
-
-#[pyfunction]
-fn set_value_classes(py: Python<'_>, dtype: &Bound<'_, PyType>, device: &Bound<'_, PyType>) -> PyResult<()> {
-    registry::set_value_classes(py, dtype.clone().unbind(), device.clone().unbind())
 }
 
 #[pyfunction]
@@ -597,7 +595,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(function_from_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(seq_items, m)?)?;
     m.add_function(wrap_pyfunction!(error_parts, m)?)?;
-    m.add_function(wrap_pyfunction!(set_value_classes, m)?)?;
+    value_classes::add_functions(m)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_to_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_info, m)?)?;

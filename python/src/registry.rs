@@ -16,7 +16,7 @@ use pyo3::prelude::*;
 use pyo3::sync::GILOnceCell;
 use pyo3::types::PyType;
 use pyo3::ffi;
-use tether_sys::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
+use tether_sys::abi::{TVMFFIByteArray, TVMFFIObject};
 use tether_sys::*;
 
 /// The class table: type index -> wrapper class, read on every object
@@ -186,56 +186,6 @@ pub unsafe fn bytes_to_string(b: &TVMFFIByteArray) -> String {
     }
     // SAFETY: per the caller.
     String::from_utf8_lossy(unsafe { std::slice::from_raw_parts(b.data as *const u8, b.size) }).into_owned()
-}
-
-/// `tether.dtype` and `tether.Device`, the Python faces of the FFI's
-/// DataType and Device values (set once by `tether.tensor`).
-static VALUE_CLASSES: GILOnceCell<(Py<PyType>, Py<PyType>)> = GILOnceCell::new();
-
-pub fn set_value_classes(py: Python<'_>, dtype: Py<PyType>, device: Py<PyType>) -> PyResult<()> {
-    VALUE_CLASSES.set(py, (dtype, device)).map_err(|_| PyValueError::new_err("value classes already set"))
-}
-
-/// A `tether.dtype` or `tether.Device` as an FFI value, or None for other objects.
-pub fn value_to_any(obj: &Bound<'_, PyAny>) -> PyResult<Option<TVMFFIAny>> {
-    let py = obj.py();
-    let Some((dtype, device)) = VALUE_CLASSES.get(py) else { return Ok(None) };
-    // Exact type checks: this runs for every value converted.
-    let tp = obj.get_type();
-    if tp.is(dtype.bind(py)) {
-        let (code, bits, lanes): (u8, u8, u16) =
-            (obj.getattr("type_code")?.extract()?, obj.getattr("bits")?.extract()?, obj.getattr("lanes")?.extract()?);
-        return Ok(Some(TVMFFIAny {
-            type_index: ti::kTVMFFIDataType,
-            small_str_len: 0,
-            value: TVMFFIAnyValue { v_dtype: DLDataType { code, bits, lanes } },
-        }));
-    }
-    if tp.is(device.bind(py)) {
-        let device_type: i32 = crate::exit_park::call_method(obj, "dlpack_device_type", ())?.extract()?;
-        let device_id: i32 = obj.getattr("index")?.extract()?;
-        return Ok(Some(TVMFFIAny {
-            type_index: ti::kTVMFFIDevice,
-            small_str_len: 0,
-            value: TVMFFIAnyValue { v_device: DLDevice { device_type, device_id } },
-        }));
-    }
-    Ok(None)
-}
-
-/// A DataType or Device FFI value as `tether.dtype` / `tether.Device`.
-pub fn value_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
-    let (dtype, device) = VALUE_CLASSES.get(py).ok_or_else(|| PyValueError::new_err("tether.tensor is not initialised"))?;
-    // SAFETY: the union member named by the type index.
-    unsafe {
-        if v.type_index == ti::kTVMFFIDataType {
-            let d = v.value.v_dtype;
-            Ok(crate::exit_park::call_method(dtype.bind(py), "from_dlpack_data_type", ((d.code, d.bits, d.lanes),))?.unbind())
-        } else {
-            let d = v.value.v_device;
-            Ok(crate::exit_park::call_py(device.bind(py), (d.device_type, d.device_id), None)?.unbind())
-        }
-    }
 }
 
 /// Look up the builtins the extension calls itself, once, when the module

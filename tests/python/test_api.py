@@ -19,9 +19,10 @@ def test_scalars_round_trip(value):
     assert out == value and type(out) is type(value)
 
 
-def test_int_overflow_is_reported():
-    with pytest.raises(OverflowError, match="64-bit"):
-        echo(2**70)
+def test_ints_beyond_int64_cross_exactly():
+    for v in (2**63, -(2**63) - 1, 2**70, -(2**200)):
+        out = echo(v)
+        assert out == v and type(out) is int
 
 
 def test_lists_and_dicts_convert_to_containers():
