@@ -34,6 +34,9 @@ class DLDeviceType(enum.IntEnum):
     kDLTrn = 18
 
 
+_RUNTIME_DEVICE_BASE = 128
+
+
 class Device:
     """A device: a DLPack device type and an index (``device("cuda", 1)``)."""
 
@@ -72,10 +75,12 @@ class Device:
                 index = int(suffix)
             code = int(self._DEVICE_NAME_TO_TYPE[name])
         elif isinstance(device_type, int) and not isinstance(device_type, bool):
-            try:
-                code = int(DLDeviceType(device_type))
-            except ValueError:
-                raise ValueError(f"Unknown device type: {device_type}") from None
+            # Codes at or above 128 are a runtime's own (TVM's RPC sessions
+            # add multiples of 128 to the device type): they pass through.
+            known = device_type in DLDeviceType._value2member_map_
+            if not (known or _RUNTIME_DEVICE_BASE <= device_type < 2**31):
+                raise ValueError(f"Unknown device type: {device_type}")
+            code = int(device_type)
         else:
             raise TypeError(f"device type must be a str, int or DLDeviceType, got {type(device_type).__name__}")
         index = 0 if index is None else index
@@ -85,7 +90,7 @@ class Device:
 
     @property
     def type(self) -> str:
-        return self._DEVICE_TYPE_TO_NAME.get(DLDeviceType(self._type), str(self._type))
+        return self._DEVICE_TYPE_TO_NAME.get(self._type, str(self._type))
 
     @property
     def index(self) -> int:
@@ -135,6 +140,7 @@ def _set_class_device(cls: type) -> None:
     import sys
 
     sys.modules[__package__]._CLASS_DEVICE = cls
-    set_device = getattr(_ffi, "set_device_class", None)
-    if set_device is not None:
-        set_device(cls)
+    _ffi.set_device_class(cls)
+
+
+_ffi.set_device_class(Device)

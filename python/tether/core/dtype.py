@@ -99,19 +99,4 @@ def _set_class_dtype(cls: type) -> None:
     import sys
 
     sys.modules[__package__]._CLASS_DTYPE = cls
-    _ffi_set_classes()
-
-
-def _ffi_set_classes() -> None:
-    # The extension keeps the Python classes of both value kinds; hand it the
-    # current pair once both exist.
-    import sys
-
-    pkg = sys.modules[__package__]
-    device_cls = getattr(pkg, "_CLASS_DEVICE", None)
-    if device_cls is not None and _CLASS_DTYPE is not DataType:
-        set_dtype = getattr(_ffi, "set_dtype_class", None)
-        if set_dtype is not None:
-            set_dtype(_CLASS_DTYPE)
-        else:
-            _ffi.set_value_classes(_CLASS_DTYPE, device_cls)
+    _ffi.set_dtype_class(cls)

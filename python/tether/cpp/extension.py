@@ -29,6 +29,7 @@ cubin embedding are refused.
 from __future__ import annotations
 
 import hashlib
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -104,7 +105,9 @@ def _refuse_gpu(cuda: Any = None, embed_cubin: Any = None, backend: Any = None) 
 def _peer_include_dir() -> Optional[str]:
     """apache-tvm-ffi's header directory, located without importing the
     package (importing it would load its library)."""
-    spec = importlib.util.find_spec("tvm_ffi")
+    # PathFinder looks at sys.path only: it finds the installed package even
+    # while tether serves as tvm_ffi (which answers find_spec with itself).
+    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
     for root in (spec.submodule_search_locations or []) if spec else []:
         include = os.path.join(root, "include")
         if os.path.isfile(os.path.join(include, "tvm", "ffi", "function.h")):
