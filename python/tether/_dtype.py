@@ -72,8 +72,10 @@ class dtype(str):
             return content
         text = _spelling(content)
         code, bits, lanes = _ffi.dtype_parse(text)
-        canonical = _ffi.dtype_format(code, bits, lanes)
-        val = str.__new__(cls, canonical)
+        # A string keeps the caller's spelling ("i8" stays "i8"), as tvm_ffi's
+        # does; anything else (NumPy, ml_dtypes) takes the canonical one.
+        spelled = content if isinstance(content, str) else _ffi.dtype_format(code, bits, lanes)
+        val = str.__new__(cls, spelled)
         val.type_code, val.bits, val.lanes = code, bits, lanes
         return val
 
@@ -134,6 +136,9 @@ class dtype(str):
 def _spelling(content: Any) -> str:
     if isinstance(content, str):
         return content
+    known = dtype._NUMPY_DTYPE_TO_STR.get(content)
+    if known is not None:
+        return known
     name = getattr(content, "name", None)  # numpy.dtype('float32').name
     if isinstance(name, str):
         return name

@@ -10,6 +10,7 @@ applies" (callables then become Functions, anything else an opaque object).
 from __future__ import annotations
 
 import ctypes
+import sys
 from numbers import Integral, Real
 
 from .. import _ffi
@@ -21,10 +22,32 @@ def _is_numpy_bool(value) -> bool:
     return t.__name__ == "bool_" and t.__module__ == "numpy"
 
 
+def _framework_dtype(value):
+    """A NumPy (or ml_dtypes) dtype or a ``torch.dtype`` as the package's
+    dtype class; None for anything else."""
+    cls = type(value)
+    module = cls.__module__ or ""
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.dtype):
+        return _dtype_class()(value)
+    if module == "torch" and cls.__name__ == "dtype":
+        from .dtype import _convert_torch_dtype_to_ffi_dtype
+
+        return _dtype_class()(str(_convert_torch_dtype_to_ffi_dtype(value)))
+    return None
+
+
+def _dtype_class():
+    return sys.modules[__package__]._CLASS_DTYPE
+
+
 def _value_from_protocol(value):
     cls = type(value)
     if hasattr(cls, "__tvm_ffi_object__"):
         return value.__tvm_ffi_object__()
+    framework_dtype = _framework_dtype(value)
+    if framework_dtype is not None:
+        return framework_dtype
     if _is_numpy_bool(value):
         return bool(value)
     if isinstance(value, Integral):
@@ -33,6 +56,8 @@ def _value_from_protocol(value):
         return float(value)
     if isinstance(value, ctypes.c_void_p):
         return _ffi.OpaquePtrValue(value.value or 0)
+    if hasattr(cls, "__cuda_stream__"):  # the CUDA stream protocol: (kind, handle)
+        return _ffi.OpaquePtrValue(int(value.__cuda_stream__()[1]))
     if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
         return _ffi.OpaquePtrValue(int(value.__tvm_ffi_opaque_ptr__()))
     if callable(value):

@@ -6,6 +6,7 @@ index), the class device values returned by the FFI take
 from __future__ import annotations
 
 import enum
+import numbers
 from typing import Any, Optional, Union
 
 from .. import _ffi
@@ -64,8 +65,8 @@ class Device:
         if isinstance(device_type, Device):
             device_type, index = device_type.dlpack_device_type(), device_type.index if index is None else index
         if isinstance(device_type, str):
-            name, _, suffix = device_type.partition(":")
-            if name not in self._DEVICE_NAME_TO_TYPE:
+            name, colon, suffix = device_type.partition(":")
+            if name not in self._DEVICE_NAME_TO_TYPE or (colon and not suffix):
                 raise ValueError(f"Unknown device: {device_type}")
             if suffix:
                 if index is not None:
@@ -74,7 +75,8 @@ class Device:
                     raise ValueError(f"Unknown device: {device_type}")
                 index = int(suffix)
             code = int(self._DEVICE_NAME_TO_TYPE[name])
-        elif isinstance(device_type, int) and not isinstance(device_type, bool):
+        elif isinstance(device_type, numbers.Integral) and not isinstance(device_type, bool):
+            device_type = int(device_type)
             # Codes at or above 128 are a runtime's own (TVM's RPC sessions
             # add multiples of 128 to the device type): they pass through.
             known = device_type in DLDeviceType._value2member_map_
@@ -84,7 +86,10 @@ class Device:
         else:
             raise TypeError(f"device type must be a str, int or DLDeviceType, got {type(device_type).__name__}")
         index = 0 if index is None else index
-        if isinstance(index, bool) or not isinstance(index, int) or not -(2**31) <= index < 2**31:
+        if isinstance(index, bool) or not isinstance(index, numbers.Integral):
+            raise TypeError(f"device index must be an int, got {type(index).__name__} {index!r}")
+        index = int(index)
+        if not -(2**31) <= index < 2**31:
             raise ValueError(f"device index must be a 32-bit int, got {index!r}")
         self._type, self._index = code, index
 
@@ -117,7 +122,7 @@ class Device:
 
 def device(device_type: Union[str, int, DLDeviceType], index: Optional[int] = None) -> Device:
     """``device("cpu")``, ``device("cuda:1")``, ``device("cuda", 1)``, ``device(2, 0)``."""
-    return Device(device_type, index)
+    return _CLASS_DEVICE(device_type, index)
 
 
 _CLASS_DEVICE: type = Device

@@ -37,7 +37,8 @@ def convert(value: Any) -> Any:
     callables to Function, ...) and return the result as Python sees it.
     Strings and bytes come back as ``String``/``Bytes`` holding their FFI
     object, as tvm_ffi returns them."""
-    if isinstance(value, (str, bytes, bytearray)) and not isinstance(value, PyNativeObject):
+    if isinstance(value, (str, bytes, bytearray)) and not isinstance(value, PyNativeObject) \
+            and not hasattr(value, "type_code"):  # a dtype is a str too, but crosses as a DataType
         cls = String if isinstance(value, str) else Bytes
         obj = _ffi.to_object(value)
         if obj is None:  # stored inline in the value: no object to keep
