@@ -15,7 +15,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
+	test-conformance-cpp test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -30,7 +30,7 @@ demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: lint test-rust test-c test-symbols test-upstream-cpp test-cpp test-python bench-quick
+test: lint test-rust test-c test-symbols test-conformance-cpp test-cpp test-python bench-quick
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -93,7 +93,7 @@ test-symbols: build
 PEER_INCLUDE = $$($(PY) -c 'import importlib.util as u, os; \
     print(os.path.join(u.find_spec("tvm_ffi").submodule_search_locations[0], "include"))')
 
-test-upstream-cpp: build $(VENV_STAMP)
+test-conformance-cpp: build $(VENV_STAMP)
 	mkdir -p $(TARGET)/upstream_cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
@@ -108,6 +108,15 @@ test-upstream-cpp: build $(VENV_STAMP)
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/type_ranges_test
 	$(TARGET)/upstream_cpp/type_ranges_test
 	$(MAKE) --no-print-directory test-upstream-tensor test-upstream-modules
+
+# apache-tvm-ffi's own gtest suite (tests/cpp of its sdist, downloaded at
+# run time, sha256-checked, never copied here) built against the peer's
+# headers and run test by test against tether and against the peer: prints
+# a table of pass/fail/crash counts, and fails only when the run cannot be
+# set up. Optional, not part of `make test`; installs Debian's libgtest-dev
+# with apt-get when missing (as root). tools/upstream_cpp/run.py --help.
+test-upstream-cpp: build $(VENV_STAMP)
+	$(PY) tools/upstream_cpp/run.py --core-lib-dir $(LIBDIR) --out $(TARGET)/upstream_cpp_suite
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro
