@@ -18,6 +18,8 @@ import sys
 import typing
 from typing import Any, Callable, ClassVar, Optional
 
+from ..core.type_info import type_info_of_index
+
 from .. import _ffi, core
 from .dunders import install_dunders
 from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field, field, init_property)
@@ -46,10 +48,13 @@ def _owners(cls: type, parent: type) -> list:
             if b is not object and b not in represented and b.__dict__.get("__annotations__")]
 
 
-def _resolve(owner: type, cls: type) -> dict:
+def _resolve(owner: type, cls: type, caller_locals: Optional[dict] = None) -> dict:
     module = sys.modules.get(owner.__module__)
     globalns = dict(vars(module)) if module is not None else {}
-    localns = {cls.__name__: cls, owner.__name__: owner}
+    # Names local to the function that defines the class (a class defined
+    # beside it, as in ``a: Inner``) resolve as they would in its body.
+    localns = dict(caller_locals or {})
+    localns.update({cls.__name__: cls, owner.__name__: owner})
     out = {}
     for name, annotation in owner.__dict__.get("__annotations__", {}).items():
         if annotation is KW_ONLY or annotation == "KW_ONLY" or annotation == "dataclasses.KW_ONLY":
@@ -73,7 +78,7 @@ def _collect_fields(cls: type, parent: type, params: dict) -> list:
     ip_funcs: dict = {}
     kw_only_active = params["kw_only"]
     for owner in _owners(cls, parent):
-        for name, tp in _resolve(owner, cls).items():
+        for name, tp in _resolve(owner, cls, params.get("caller_locals")).items():
             if _is_class_var(tp):
                 continue
             if tp is KW_ONLY:
@@ -165,6 +170,11 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, 
     params = {"frozen": frozen, "init": init, "repr": repr, "eq": eq, "order": order,
               "unsafe_hash": unsafe_hash, "match_args": match_args, "kw_only": kw_only}
     explicit_key = type_key
+    caller = sys._getframe(1)
+    # A snapshot of the defining scope's names, read when the decorator runs
+    # (module scope: its globals, which _resolve reads anyway).
+    caller_locals = caller.f_locals if caller.f_locals is not caller.f_globals else None
+    del caller
 
     def decorator(cls: type) -> type:
         if not (isinstance(cls, type) and issubclass(cls, core.Object)):
@@ -174,7 +184,7 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, 
         if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
             _adopt_native_fields(parent)
         key = explicit_key or f"{cls.__module__}.{cls.__qualname__}"
-        own = _collect_fields(cls, parent, params)
+        own = _collect_fields(cls, parent, dict(params, caller_locals=caller_locals))
         index = _register(cls, key, parent, own, STRUCTURE_KINDS[structural_eq])
         core._register_class(index, cls)
         all_fields = list(getattr(parent, "__tether_fields__", ())) + own
@@ -185,6 +195,7 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, 
             setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
         install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
         cls.__ffi_is_dataclass__ = True
+        cls.__tvm_ffi_type_info__ = type_info_of_index(index)
         return cls
 
     if cls_or_type_key is None:
