@@ -55,11 +55,11 @@ from .structural import (  # noqa: E402
     structural_mutate, structural_visit, structural_walk,
 )
 from . import (  # noqa: E402
-    _convert, _dunder, _tensor, _version, access_path, config, container, cpp,
+    _convert, _dunder, _optional_torch_c_dlpack, _tensor, _version, access_path, config, container, cpp,
     dataclasses, error, module, registry, serialization, stream, structural, testing, type_info, type_schema,
     utils,
 )
-# (stub and _optional_torch_c_dlpack join the list when they land)
+from . import stub  # noqa: E402
 from ._version import __version__, __version_tuple__  # noqa: E402
 from .provide import provide_tvm_ffi  # noqa: E402
 

@@ -13,12 +13,37 @@ import ctypes
 import functools
 import itertools
 import operator
-from typing import Iterable
+from typing import Callable, Iterable, TypeVar
 
 from . import _ffi
 from .core import Object, _builtin, _register_class
 
-__all__ = ["Array", "List", "Map", "Dict", "Shape", "KeysView", "ValuesView", "ItemsView"]
+__all__ = ["Array", "List", "Map", "Dict", "Shape", "KeysView", "ValuesView", "ItemsView",
+           "getitem_helper", "normalize_index"]
+
+T = TypeVar("T")
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+def normalize_index(length: int, idx) -> int:
+    """``idx`` (any integer-like) as an index in ``[0, length)``: negative
+    indices count from the end; IndexError outside the range."""
+    try:
+        index = operator.index(idx)
+    except TypeError:
+        raise TypeError(f"indices must be integers or slices, not {type(idx).__name__}") from None
+    if index < -length or index >= length:
+        raise IndexError(f"Index out of range. size: {length}, got index {index}")
+    return index + length if index < 0 else index
+
+
+def getitem_helper(obj, elem_getter: Callable, length: int, idx):
+    """``obj[idx]`` from a per-index getter: one element for an integer
+    index, a list for a slice."""
+    if isinstance(idx, slice):
+        return [elem_getter(obj, i) for i in range(*idx.indices(length))]
+    return elem_getter(obj, normalize_index(length, idx))
 
 
 def _repr_print(obj) -> str:

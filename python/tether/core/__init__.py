@@ -67,6 +67,21 @@ from .sentinels import KWARGS, MISSING  # noqa: E402
 from .any_value import CAny, _to_py_class_value  # noqa: E402
 from .registration import _register_object_by_index, _set_type_cls, _print_debug_info  # noqa: E402
 
+# A field's reflected accessor: one native descriptor reads and writes the
+# field in place (tvm_ffi's name for its property class).
+FFIProperty = _ffi.FieldDescriptor
+
+# Optional frameworks the conversions recognise, when the process has them
+# already (tether does not import them on its own).
+import sys as _sys  # noqa: E402
+
+torch = _sys.modules.get("torch")
+try:
+    import ml_dtypes  # noqa: F401
+except ImportError:
+    ml_dtypes = None
+cuda_driver = _sys.modules.get("cuda.bindings.driver")
+
 __all__ = [
     "Object", "CObject", "CContainerBase", "Function", "Error", "String", "Bytes", "PyNativeObject",
     "ObjectConvertible", "ObjectRValueRef", "OpaquePyObject", "DataType", "DLDeviceType", "Device", "Tensor",

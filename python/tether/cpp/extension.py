@@ -100,6 +100,9 @@ def _refuse_gpu(cuda: Any = None, embed_cubin: Any = None, backend: Any = None) 
         raise NotImplementedError("tether.cpp builds C and C++ sources only (no CUDA/HIP sources or cubins)")
 
 
+IS_WINDOWS = sys.platform == "win32"
+
+
 # -- headers -------------------------------------------------------------------
 
 def _peer_include_dir() -> Optional[str]:
@@ -179,6 +182,26 @@ def _ninja_binary() -> Optional[str]:
             if found is not None:
                 break
     return found
+
+
+def build_ninja(build_dir: str) -> None:
+    """Run ninja in ``build_dir`` (which holds a ``build.ninja``), with
+    ``MAX_JOBS`` parallel jobs when set; RuntimeError with ninja's output
+    when the build fails or ninja cannot be found."""
+    ninja = _ninja_binary()
+    if ninja is None:
+        raise RuntimeError("ninja is not installed (pip install ninja, or put it on PATH)")
+    if not os.path.isfile(os.path.join(build_dir, "build.ninja")):
+        raise RuntimeError(f"{build_dir} holds no build.ninja")
+    command = [ninja, "-v"]
+    jobs = os.environ.get("MAX_JOBS")
+    if jobs:
+        if not jobs.isdigit() or int(jobs) < 1:
+            raise ValueError(f"MAX_JOBS must be a positive integer, got {jobs!r}")
+        command += ["-j", jobs]
+    proc = subprocess.run(command, cwd=build_dir, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ninja failed in {build_dir}:\n{proc.stdout}{proc.stderr}")
 
 
 def _ninja_file(plan: _Plan) -> str:

@@ -26,6 +26,8 @@ from .enum import Enum, EnumAttrMap, IntEnum, StrEnum, auto, entry
 from .field import KW_ONLY, Field, field, init_property
 from .missing import MISSING
 from .py_class import py_class
+from . import _resolve_fields  # noqa: E402,F401  (tvm_ffi.dataclasses' submodule)
+from .gen_abi_cpp import gen_abi_cpp  # noqa: E402,F401  (the function shadows its module, as in tvm_ffi)
 
 __all__ = [
     "KW_ONLY", "MISSING", "Enum", "EnumAttrMap", "Field", "FrozenInstanceError", "IntEnum", "Object", "StrEnum",

@@ -24,7 +24,11 @@ from .. import core
 from .missing import MISSING
 from .py_class import py_class
 
-__all__ = ["Enum", "EnumAttrMap", "IntEnum", "StrEnum", "auto", "entry"]
+__all__ = ["Enum", "EnumAttrMap", "IntEnum", "StrEnum", "auto", "entry", "ENUM_STATE_ATTR"]
+
+# The type attribute under which tvm_ffi keeps an enum's state; tether keeps
+# it on the Python class, so native code finds no value under this name.
+ENUM_STATE_ATTR = "__ffi_enum__"
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
 

@@ -19,6 +19,7 @@ import typing
 from typing import Any, Callable, ClassVar, Optional
 
 from ..core.type_info import type_info_of_index
+from ..method import method  # noqa: F401  (tvm_ffi.dataclasses.py_class's name)
 
 from .. import _ffi, core
 from .dunders import install_dunders
