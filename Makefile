@@ -15,7 +15,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-conformance-cpp test-upstream-cpp test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
+	test-conformance-cpp test-upstream-cpp test-upstream-py test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -117,6 +117,14 @@ test-conformance-cpp: build $(VENV_STAMP)
 # with apt-get when missing (as root). tools/upstream_cpp/run.py --help.
 test-upstream-cpp: build $(VENV_STAMP)
 	$(PY) tools/upstream_cpp/run.py --core-lib-dir $(LIBDIR) --out $(TARGET)/upstream_cpp_suite
+
+# apache-tvm-ffi's own Python tests (tests/python of its sdist, downloaded
+# at run time, sha256-checked, never copied here), each file in its own
+# process, against tether serving as tvm_ffi and against the peer itself:
+# prints pass/fail/skip/crash counts side by side. Optional, not part of
+# `make test`. tools/upstream_py/run_upstream_tests.py --help.
+test-upstream-py: python
+	$(PY) tools/upstream_py/run_upstream_tests.py --cache $(TARGET)/upstream
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro

@@ -68,14 +68,15 @@ def main(argv=None) -> int:
     args.cache = str(Path(args.cache).resolve())
     top = unpacked(Path(args.cache))
     test_dir = top / "tests" / "python"
-    files = [test_dir / f for f in args.files] if args.files else sorted(test_dir.glob("test_*.py"))
+    files = ([test_dir / f for f in args.files] if args.files
+             else sorted(test_dir.glob("test_*.py")) + sorted(test_dir.glob("utils/test_*.py")))
     sides = [args.only] if args.only else ["tether", "peer"]
     totals = {s: {"passed": 0, "failed": 0, "skipped": 0, "crashed": 0} for s in sides}
     print(f"{'file':<42}" + "".join(f"{s + ' pass/fail/skip/crash':>32}" for s in sides))
     for f in files:
-        row = f"{f.name:<42}"
+        row = f"{str(f.relative_to(test_dir)):<42}"
         for side in sides:
-            c = run_file(side, f, Path(args.cache) / "reports" / side / (f.stem + ".xml"))
+            c = run_file(side, f, Path(args.cache) / "reports" / side / (f.parent.name + "_" + f.stem + ".xml"))
             for k in totals[side]:
                 totals[side][k] += c[k]
             cell = f"{c['passed']}/{c['failed']}/{c['skipped']}/{c['crashed']}"
