@@ -41,7 +41,11 @@ pub(crate) fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int 
             -1
         }
         Err(p) => {
-            error::set_raised(Error::runtime_error(format!("{name}: internal panic: {}", panic_message(&*p))));
+            error::set_raised(match p.downcast::<Error>() {
+                // An error thrown through code that cannot return it.
+                Ok(e) => *e,
+                Err(p) => Error::runtime_error(format!("{name}: internal panic: {}", panic_message(&*p))),
+            });
             -1
         }
     }

@@ -91,7 +91,11 @@ unsafe extern "C" fn trampoline(handle: *mut c_void, args: *const TVMFFIAny, n: 
                     -1
                 }
                 Err(p) => {
-                    error::set_raised(Error::runtime_error(format!("panic in function: {}", panic_message(&*p))));
+                    error::set_raised(match p.downcast::<Error>() {
+                        // An error thrown through code that cannot return it.
+                        Ok(e) => *e,
+                        Err(p) => Error::runtime_error(format!("panic in function: {}", panic_message(&*p))),
+                    });
                     -1
                 }
             }

@@ -1,5 +1,9 @@
 //! Reflection for Rust-defined object types: register fields (with typed
-//! getters and setters generated per field type), methods and a creator.
+//! getters and setters generated per field type), methods, metadata and
+//! the type attributes TVM-FFI's `ObjectDef` derives from a C++ class —
+//! `__ffi_new__` and the metadata's creator for a default-constructible
+//! type ([`DefaultObject`]), `__ffi_shallow_copy__` for a copyable one
+//! ([`ShallowCopy`]), `__ffi_type_final__` from its finality.
 //!
 //! ```
 //! use tether_core::abi::TVMFFIObject;
@@ -22,11 +26,14 @@
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
-use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo};
+use crate::abi::{
+    field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo, TVMFFIObjectHandle,
+    TVMFFITypeMetadata,
+};
 use crate::any::{Any, FromAny};
 use crate::error::{self, Error};
-use crate::function::Function;
-use crate::object::{ObjectRef, ObjectType};
+use crate::function::{arg, Function};
+use crate::object::{ObjectPtr, ObjectRef, ObjectType};
 use crate::type_registry;
 
 /// A Rust type that can be stored in a reflected field.
@@ -44,6 +51,18 @@ impl FieldValue for i64 {
     }
     fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
         *self = i64::from_any(v)?;
+        Ok(())
+    }
+}
+
+/// A 32-bit integer field (a C++ `int32_t` or `int32_t`-based enum).
+impl FieldValue for i32 {
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIInt;
+    fn read(&self) -> Any {
+        Any::from(*self as i64)
+    }
+    fn write(&mut self, v: &TVMFFIAny) -> Result<(), Error> {
+        *self = i32::from_any(v)?;
         Ok(())
     }
 }
@@ -81,8 +100,9 @@ impl FieldValue for Any {
     }
 }
 
+/// An optional object (TVM-FFI's `Optional<T>` fields declare no static type).
 impl FieldValue for Option<ObjectRef> {
-    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIObject;
+    const STATIC_TYPE_INDEX: i32 = ti::kTVMFFIAny;
     fn read(&self) -> Any {
         self.clone().into()
     }
@@ -120,6 +140,39 @@ unsafe extern "C" fn field_setter<F: FieldValue>(field: *mut c_void, value: *con
     }
 }
 
+/// An object type TVM-FFI's runtime can default-construct: its `ObjectDef`
+/// registers `__ffi_new__` and a metadata creator for such a class.
+pub trait DefaultObject: ObjectType + Sized {
+    /// A new instance with every field at its default.
+    fn default_object() -> Self;
+}
+
+/// An object type TVM-FFI's runtime can copy: its `ObjectDef` registers
+/// `__ffi_shallow_copy__` for a copy-constructible class.
+pub trait ShallowCopy: ObjectType + Sized {
+    /// A new instance (fresh header) sharing this one's field values.
+    fn shallow_copy(&self) -> Self;
+}
+
+/// `TVMFFITypeMetadata.creator` of a [`DefaultObject`].
+unsafe extern "C" fn default_creator<T: DefaultObject>(out: *mut TVMFFIObjectHandle) -> c_int {
+    if out.is_null() {
+        error::set_raised(Error::value_error("object creator called with a NULL result pointer"));
+        return -1;
+    }
+    match ObjectPtr::new(T::default_object()) {
+        Ok(p) => {
+            // SAFETY: the caller's result slot; the reference moves to it.
+            unsafe { *out = p.into_object_ref().into_raw() as TVMFFIObjectHandle };
+            0
+        }
+        Err(e) => {
+            error::set_raised(e);
+            -1
+        }
+    }
+}
+
 /// Registers reflection for `T`.
 pub struct TypeBuilder<T: ObjectType> {
     index: i32,
@@ -147,7 +200,22 @@ impl<T: ObjectType> TypeBuilder<T> {
         self.field_with_flags::<F>(name, offset, 0)
     }
 
+    /// A read-only field whose default (for constructors) is None.
+    pub fn readonly_field_default_none<F: FieldValue>(self, name: &str, offset: usize) -> Result<Self, Error> {
+        self.field_with_flags::<F>(name, offset, field_flag::kHasDefault)
+    }
+
+    /// A read-only field declaring static type `static_type_index` (e.g. a
+    /// container type) instead of its Rust type's.
+    pub fn readonly_field_of_type<F: FieldValue>(self, name: &str, offset: usize, static_type_index: i32) -> Result<Self, Error> {
+        self.field_record::<F>(name, offset, 0, static_type_index)
+    }
+
     fn field_with_flags<F: FieldValue>(self, name: &str, offset: usize, flags: i64) -> Result<Self, Error> {
+        self.field_record::<F>(name, offset, flags, F::STATIC_TYPE_INDEX)
+    }
+
+    fn field_record<F: FieldValue>(self, name: &str, offset: usize, flags: i64, static_type_index: i32) -> Result<Self, Error> {
         if offset + std::mem::size_of::<F>() > std::mem::size_of::<T>() {
             return Err(Error::value_error(format!("field {name} at offset {offset} lies outside {}", T::TYPE_KEY)));
         }
@@ -162,7 +230,7 @@ impl<T: ObjectType> TypeBuilder<T> {
             getter: Some(field_getter::<F>),
             setter: field_setter::<F> as *mut c_void,
             default_value_or_factory: TVMFFIAny::NONE,
-            field_static_type_index: F::STATIC_TYPE_INDEX,
+            field_static_type_index: static_type_index,
         };
         type_registry::register_field(self.index, &info)?;
         Ok(self)
@@ -196,5 +264,60 @@ impl<T: ObjectType> TypeBuilder<T> {
     pub fn init(self, f: Function) -> Result<Self, Error> {
         type_registry::register_attr(self.index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())?;
         Ok(self)
+    }
+
+    /// Set type attribute `name` to `value`.
+    pub fn attr(self, name: &str, value: Any) -> Result<Self, Error> {
+        type_registry::register_attr(self.index, name.as_bytes(), value.as_raw())?;
+        Ok(self)
+    }
+
+    /// Set type attribute `name` to a Function.
+    pub fn fn_attr(self, name: &str, f: Function) -> Result<Self, Error> {
+        self.attr(name, Any::from_object(f.into_object()))
+    }
+
+    /// `__ffi_type_final__`: whether the type forbids subtypes.
+    pub fn type_final(self, is_final: bool) -> Result<Self, Error> {
+        self.attr("__ffi_type_final__", Any::from(is_final))
+    }
+
+    /// Metadata with structural kind `kind` and no creator.
+    pub fn metadata(self, kind: i32) -> Result<Self, Error> {
+        self.metadata_record(kind, None)
+    }
+
+    fn metadata_record(self, kind: i32, creator: Option<crate::abi::TVMFFIObjectCreator>) -> Result<Self, Error> {
+        type_registry::register_metadata(
+            self.index,
+            &TVMFFITypeMetadata {
+                doc: TVMFFIByteArray::EMPTY,
+                creator,
+                total_size: std::mem::size_of::<T>() as i32,
+                structural_eq_hash_kind: kind,
+            },
+        )?;
+        Ok(self)
+    }
+}
+
+impl<T: DefaultObject> TypeBuilder<T> {
+    /// Metadata with structural kind `kind` whose creator makes a default
+    /// instance, and `__ffi_new__` (the same, as a Function).
+    pub fn metadata_with_creator(self, kind: i32) -> Result<Self, Error> {
+        let new_fn = Function::from_closure(|_| Ok(Any::from_object(ObjectPtr::new(T::default_object())?.into_object_ref())))?;
+        self.metadata_record(kind, Some(default_creator::<T>))?.fn_attr("__ffi_new__", new_fn)
+    }
+}
+
+impl<T: ShallowCopy> TypeBuilder<T> {
+    /// `__ffi_shallow_copy__`: a Function from an instance to a new one
+    /// sharing its field values.
+    pub fn shallow_copy(self) -> Result<Self, Error> {
+        let copy_fn = Function::from_closure(|args| {
+            let this = arg::<ObjectRef>(args, 0, "self")?.downcast::<T>()?;
+            Ok(Any::from_object(ObjectPtr::new(this.shallow_copy())?.into_object_ref()))
+        })?;
+        self.fn_attr("__ffi_shallow_copy__", copy_fn)
     }
 }

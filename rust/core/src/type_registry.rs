@@ -444,6 +444,7 @@ pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<
 
 /// The column of an attribute, if any type registered it.
 pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
+    crate::builtin_attrs::ensure();
     let r = registry().read();
     // SAFETY: the column box lives as long as the registry (forever).
     r.attrs.get(attr_name).map(|c| unsafe { &*(&*c.column as *const TVMFFITypeAttrColumn) })
@@ -451,6 +452,7 @@ pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
 
 /// The value of an attribute for one type (None when unset).
 pub fn attr_value(index: i32, attr_name: &[u8]) -> Option<Any> {
+    crate::builtin_attrs::ensure();
     let r = registry().read();
     let col = r.attrs.get(attr_name)?;
     let v = col.values.get(usize::try_from(index).ok()?)?;

@@ -5,12 +5,22 @@
 //! its own copy of these functions, so the values here must be the same bit
 //! for bit: strings and bytes hash and compare by content (inline small
 //! values and heap objects alike, with the heap type index as the hash
-//! seed), everything else by type index and the raw 8-byte payload (objects
-//! by address). Per-type `__any_hash__`/`__any_equal__` hooks are not
-//! consulted (no tether type registers them; README, "What the core provides").
+//! seed), objects whose type registers an `__any_hash__`/`__any_equal__`
+//! hook (a native pointer or an `ffi.Function`) through that hook, and
+//! everything else by type index and the raw 8-byte payload (objects by
+//! address).
+//!
+//! A hook's error cannot be returned through the map probes: as TVM-FFI
+//! throws it through them, it unwinds here (with the [`Error`] as payload,
+//! without the panic hook) to the function or C ABI boundary, which raises
+//! it as it is.
 
 use crate::abi::{type_index as ti, TVMFFIAny};
+use crate::any::Any;
+use crate::error::Error;
+use crate::native_hook::{self, Hook};
 use crate::string;
+use crate::type_registry;
 
 const HASH_MOD: u64 = 2_147_483_647;
 const HASH_MULTIPLIER: u64 = 1_099_511_628_211;
@@ -43,6 +53,28 @@ fn payload(v: &TVMFFIAny) -> u64 {
     unsafe { v.value.v_uint64 }
 }
 
+/// The hook `attr` of an object value's type, if it registers one.
+fn hook_of(v: &TVMFFIAny, attr: &str) -> Option<Hook> {
+    if v.type_index < ti::kTVMFFIStaticObjectBegin {
+        return None;
+    }
+    let value = type_registry::attr_value(v.type_index, attr.as_bytes())?;
+    Hook::from_value(attr, &value).unwrap_or_else(|e| throw(e))
+}
+
+/// Unwind with `e` to the nearest function or C ABI boundary.
+fn throw(e: Error) -> ! {
+    std::panic::resume_unwind(Box::new(e))
+}
+
+/// A borrowed value as an owned one for a hook call.
+///
+/// # Safety
+/// `v` must be valid.
+unsafe fn owned(v: &TVMFFIAny) -> Any {
+    Any::from_view(v).unwrap_or_else(|e| throw(e))
+}
+
 /// The hash of a key.
 ///
 /// # Safety
@@ -58,7 +90,14 @@ pub unsafe fn any_hash(v: &TVMFFIAny) -> u64 {
             let content = unsafe { string::content_of(v) }.unwrap_or_default();
             combine(v.type_index as u64, hash_bytes(content))
         }
-        t => combine(t as i64 as u64, payload(v)),
+        t => match hook_of(v, "__any_hash__") {
+            Some(hook) => {
+                // SAFETY: per the caller.
+                let h = native_hook::call_any_hash(&hook, &unsafe { owned(v) }).unwrap_or_else(|e| throw(e));
+                combine(t as u64, h as u64)
+            }
+            None => combine(t as i64 as u64, payload(v)),
+        },
     }
 }
 
@@ -87,6 +126,13 @@ pub unsafe fn any_equal(a: &TVMFFIAny, b: &TVMFFIAny) -> bool {
         }
         // SAFETY: per the caller.
         return unsafe { string::content_of(a) == string::content_of(b) };
+    }
+    if ta == tb {
+        if let Some(hook) = hook_of(a, "__any_equal__") {
+            // SAFETY: per the caller.
+            let (a, b) = unsafe { (owned(a), owned(b)) };
+            return native_hook::call_any_equal(&hook, &a, &b).unwrap_or_else(|e| throw(e));
+        }
     }
     false
 }

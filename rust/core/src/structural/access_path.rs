@@ -4,25 +4,26 @@
 //!
 //! A path is a parent-linked list of steps from the root; each step is an
 //! attribute, an array index or a map key, or the "missing" form of each
-//! (the other side has no such element). Field layouts match upstream's on
-//! little-endian targets (`kind` and `depth` are stored as 64-bit integers
-//! whose low half is upstream's 32-bit field), and both types are
-//! ConstTreeNodes for structural equality, as upstream declares them.
+//! (the other side has no such element). Field layouts match upstream's
+//! (`kind` and `depth` are 32-bit, followed by padding that C++ code
+//! constructing these objects leaves uninitialised and nothing reads), and
+//! both types are ConstTreeNodes for structural equality, as upstream
+//! declares them.
 
 use std::sync::OnceLock;
 
-use crate::abi::{TVMFFIByteArray, TVMFFIObject, TVMFFITypeMetadata};
+use crate::abi::TVMFFIObject;
 use crate::any::{Any, AnyView};
 use crate::containers::Array;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
-use crate::reflection::TypeBuilder;
+use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::type_registry;
 
 /// `AccessKind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(i64)]
+#[repr(i32)]
 pub enum AccessKind {
     Attr = 0,
     ArrayItem = 1,
@@ -33,7 +34,7 @@ pub enum AccessKind {
 }
 
 impl AccessKind {
-    fn from_i64(v: i64) -> Result<AccessKind, Error> {
+    fn from_i32(v: i32) -> Result<AccessKind, Error> {
         Ok(match v {
             0 => AccessKind::Attr,
             1 => AccessKind::ArrayItem,
@@ -49,7 +50,8 @@ impl AccessKind {
 #[repr(C)]
 pub struct AccessStepObj {
     header: TVMFFIObject,
-    kind: i64,
+    kind: i32,
+    _padding: u32,
     key: Any,
 }
 crate::object_type!(AccessStepObj, "ffi.reflection.AccessStep");
@@ -59,9 +61,40 @@ pub struct AccessPathObj {
     header: TVMFFIObject,
     parent: Option<ObjectRef>,
     step: Option<ObjectRef>,
-    depth: i64,
+    depth: i32,
+    _padding: u32,
 }
 crate::object_type!(AccessPathObj, "ffi.reflection.AccessPath");
+
+impl DefaultObject for AccessStepObj {
+    fn default_object() -> Self {
+        AccessStepObj { header: header_placeholder(), kind: AccessKind::Attr as i32, _padding: 0, key: Any::none() }
+    }
+}
+
+impl ShallowCopy for AccessStepObj {
+    fn shallow_copy(&self) -> Self {
+        AccessStepObj { header: header_placeholder(), kind: self.kind, _padding: 0, key: self.key.clone() }
+    }
+}
+
+impl DefaultObject for AccessPathObj {
+    fn default_object() -> Self {
+        AccessPathObj { header: header_placeholder(), parent: None, step: None, depth: 0, _padding: 0 }
+    }
+}
+
+impl ShallowCopy for AccessPathObj {
+    fn shallow_copy(&self) -> Self {
+        AccessPathObj {
+            header: header_placeholder(),
+            parent: self.parent.clone(),
+            step: self.step.clone(),
+            depth: self.depth,
+            _padding: 0,
+        }
+    }
+}
 
 /// One step of a path.
 #[derive(Clone)]
@@ -74,7 +107,7 @@ pub struct AccessPath(ObjectPtr<AccessPathObj>);
 impl AccessStep {
     pub fn new(kind: AccessKind, key: Any) -> Result<AccessStep, Error> {
         ensure_reflection();
-        Ok(AccessStep(ObjectPtr::new(AccessStepObj { header: header_placeholder(), kind: kind as i64, key })?))
+        Ok(AccessStep(ObjectPtr::new(AccessStepObj { header: header_placeholder(), kind: kind as i32, _padding: 0, key })?))
     }
     pub fn attr(name: &str) -> Result<AccessStep, Error> {
         AccessStep::new(AccessKind::Attr, Any::string(name)?)
@@ -95,7 +128,7 @@ impl AccessStep {
         AccessStep::new(AccessKind::MapItemMissing, key)
     }
     pub fn kind(&self) -> AccessKind {
-        AccessKind::from_i64(self.0.kind).unwrap_or(AccessKind::Attr)
+        AccessKind::from_i32(self.0.kind).unwrap_or(AccessKind::Attr)
     }
     pub fn key(&self) -> &Any {
         &self.0.key
@@ -115,7 +148,7 @@ impl AccessStep {
 impl AccessPath {
     pub fn root() -> Result<AccessPath, Error> {
         ensure_reflection();
-        Ok(AccessPath(ObjectPtr::new(AccessPathObj { header: header_placeholder(), parent: None, step: None, depth: 0 })?))
+        Ok(AccessPath(ObjectPtr::new(AccessPathObj { header: header_placeholder(), parent: None, step: None, depth: 0, _padding: 0 })?))
     }
     pub fn from_steps(steps: impl IntoIterator<Item = AccessStep>) -> Result<AccessPath, Error> {
         let mut p = AccessPath::root()?;
@@ -130,10 +163,11 @@ impl AccessPath {
             parent: Some(self.0.to_object_ref()),
             step: Some(step.into_object()),
             depth: self.0.depth + 1,
+            _padding: 0,
         })?))
     }
     pub fn depth(&self) -> i64 {
-        self.0.depth
+        self.0.depth as i64
     }
     /// The steps from the root, in order.
     pub fn steps(&self) -> Vec<AccessStep> {
@@ -209,27 +243,17 @@ pub(crate) fn ensure_reflection() {
     }
 }
 
-fn const_tree_metadata(index: i32, size: usize) -> Result<(), Error> {
-    type_registry::register_metadata(
-        index,
-        &TVMFFITypeMetadata {
-            doc: TVMFFIByteArray::EMPTY,
-            creator: None,
-            total_size: size as i32,
-            structural_eq_hash_kind: super::kind::CONST_TREE_NODE,
-        },
-    )
-}
-
 fn method(f: impl Fn(&[AnyView<'_>]) -> Result<Any, Error> + Send + Sync + 'static) -> Result<Function, Error> {
     Function::from_closure(f)
 }
 
 fn register_reflection() -> Result<(), Error> {
     TypeBuilder::<AccessStepObj>::new()
-        .readonly_field::<i64>("kind", std::mem::offset_of!(AccessStepObj, kind))?
-        .readonly_field::<Any>("key", std::mem::offset_of!(AccessStepObj, key))?;
-    const_tree_metadata(AccessStepObj::type_index(), std::mem::size_of::<AccessStepObj>())?;
+        .readonly_field::<i32>("kind", std::mem::offset_of!(AccessStepObj, kind))?
+        .readonly_field::<Any>("key", std::mem::offset_of!(AccessStepObj, key))?
+        .metadata_with_creator(super::kind::CONST_TREE_NODE)?
+        .shallow_copy()?
+        .type_final(true)?;
     let step_repr = Function::from_closure(|args| {
         let step = AccessStep::from_object(arg(args, 0, "self")?)?;
         let fn_repr = Function::from_object(arg(args, 1, "fn_repr")?)?;
@@ -242,7 +266,8 @@ fn register_reflection() -> Result<(), Error> {
     TypeBuilder::<AccessPathObj>::new()
         .readonly_field::<Option<ObjectRef>>("parent", std::mem::offset_of!(AccessPathObj, parent))?
         .readonly_field::<Option<ObjectRef>>("step", std::mem::offset_of!(AccessPathObj, step))?
-        .readonly_field::<i64>("depth", std::mem::offset_of!(AccessPathObj, depth))?
+        .readonly_field::<i32>("depth", std::mem::offset_of!(AccessPathObj, depth))?
+        .static_method("_root", method(|_| Ok(Any::from_object(AccessPath::root()?.into_object())))?)?
         .method("_extend", method(move |a| extended(path(a)?, AccessStep::from_object(arg(a, 1, "step")?)))?)?
         .method("_attr", method(move |a| extended(path(a)?, AccessStep::attr(&arg::<String>(a, 1, "name")?)))?)?
         .method("_array_item", method(move |a| extended(path(a)?, AccessStep::array_item(arg(a, 1, "index")?)))?)?
@@ -254,22 +279,23 @@ fn register_reflection() -> Result<(), Error> {
         )?
         .method("_map_item_missing", method(move |a| extended(path(a)?, AccessStep::map_item_missing(arg(a, 1, "key")?)))?)?
         .method(
+            "_is_prefix_of",
+            method(move |a| Ok(Any::from(path(a)?.is_prefix_of(&AccessPath::from_object(arg(a, 1, "other")?)?)?)))?,
+        )?
+        .method(
             "_to_steps",
             method(move |a| {
                 let steps = path(a)?.steps().into_iter().map(|s| Any::from_object(s.into_object())).collect();
                 Ok(Any::from_object(Array::new(steps)?.into_object()))
             })?,
         )?
-        .static_method("_root", method(|_| Ok(Any::from_object(AccessPath::root()?.into_object())))?)?
-        .method(
-            "_is_prefix_of",
-            method(move |a| Ok(Any::from(path(a)?.is_prefix_of(&AccessPath::from_object(arg(a, 1, "other")?)?)?)))?,
-        )?
         .method(
             "_path_equal",
             method(move |a| Ok(Any::from(path(a)?.path_equal(&AccessPath::from_object(arg(a, 1, "other")?)?)?)))?,
-        )?;
-    const_tree_metadata(AccessPathObj::type_index(), std::mem::size_of::<AccessPathObj>())?;
+        )?
+        .metadata_with_creator(super::kind::CONST_TREE_NODE)?
+        .shallow_copy()?
+        .type_final(true)?;
     let path_repr = Function::from_closure(|args| {
         let p = AccessPath::from_object(arg(args, 0, "self")?)?;
         let fn_repr = Function::from_object(arg(args, 1, "fn_repr")?)?;

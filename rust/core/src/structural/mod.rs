@@ -239,6 +239,17 @@ pub(crate) fn is_object_index(index: i32) -> bool {
     index >= ti::kTVMFFIStaticObjectBegin
 }
 
+/// Register the structural types' reflection and type attributes. They
+/// exist from start-up, as in TVM-FFI, so frontends can bind classes to
+/// their keys before the first object is made.
+pub(crate) fn ensure_reflection() {
+    access_path::ensure_reflection();
+    key::ensure_reflection();
+    visit::ensure_reflection();
+    mutate::ensure_reflection();
+    visit_error_context::ensure_reflection();
+}
+
 /// A builtin global: its name and its function.
 pub(crate) type Global = (&'static str, Result<Function, Error>);
 
@@ -247,12 +258,7 @@ pub(crate) type Global = (&'static str, Result<Function, Error>);
 /// `ffi.StructuralKeyEqual`), and the reflection of the access-path and key
 /// types.
 pub(crate) fn register_globals() -> Vec<Global> {
-    // The types exist from start-up, as in TVM-FFI, so frontends can bind
-    // classes to their keys before the first object is made.
-    access_path::ensure_reflection();
-    key::ensure_reflection();
-    visit::ensure_reflection();
-    mutate::ensure_reflection();
+    ensure_reflection();
     let mut out = Vec::new();
     out.extend(equal::globals());
     out.extend(hash::globals());

@@ -37,7 +37,7 @@ use crate::containers::{Array, Dict, List, Map};
 use crate::error::Error;
 use crate::function::Function;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
-use crate::reflection::TypeBuilder;
+use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::type_registry;
 
 use super::typed_args::{find_entry, Entry, Sig};
@@ -50,6 +50,18 @@ pub struct VisitInterruptObj {
     value: Any,
 }
 crate::object_type!(VisitInterruptObj, "ffi.VisitInterrupt");
+
+impl DefaultObject for VisitInterruptObj {
+    fn default_object() -> Self {
+        VisitInterruptObj { header: header_placeholder(), value: Any::none() }
+    }
+}
+
+impl ShallowCopy for VisitInterruptObj {
+    fn shallow_copy(&self) -> Self {
+        VisitInterruptObj { header: header_placeholder(), value: self.value.clone() }
+    }
+}
 
 /// Make a VisitInterrupt carrying `value`.
 pub fn visit_interrupt(value: Any) -> Result<ObjectRef, Error> {
@@ -331,7 +343,10 @@ pub(crate) fn ensure_reflection() {
     let r = DONE.get_or_init(|| {
         (|| -> Result<(), Error> {
             TypeBuilder::<VisitInterruptObj>::new()
-                .readonly_field::<Any>("value", std::mem::offset_of!(VisitInterruptObj, value))?;
+                .readonly_field_default_none::<Any>("value", std::mem::offset_of!(VisitInterruptObj, value))?
+                .metadata_with_creator(kind::UNSUPPORTED)?
+                .shallow_copy()?
+                .type_final(true)?;
             TypeBuilder::<StructuralVisitorObj>::new();
             Ok(())
         })()

@@ -23,13 +23,13 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFIObject, TVMFFIObjectHandle, TVMFFITypeMetadata};
+use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::any::Any;
 use crate::containers::{Array, List};
-use crate::error::{self, Error};
+use crate::error::Error;
 use crate::function::Function;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
-use crate::reflection::TypeBuilder;
+use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
@@ -79,20 +79,21 @@ impl VisitErrorContext {
     }
 }
 
-unsafe extern "C" fn create_empty(out: *mut TVMFFIObjectHandle) -> std::ffi::c_int {
-    if out.is_null() {
-        error::set_raised(Error::value_error("ffi.VisitErrorContext creator called with a NULL result"));
-        return -1;
+impl DefaultObject for VisitErrorContextObj {
+    /// An empty pattern (a List, as upstream's default member) and no
+    /// previous context.
+    fn default_object() -> Self {
+        let list = List::new(Vec::new()).expect("allocating an empty List");
+        VisitErrorContextObj { header: header_placeholder(), reverse_visit_pattern: Some(list.into_object()), prev_error_context: None }
     }
-    match VisitErrorContext::new(Vec::new(), None) {
-        Ok(c) => {
-            // SAFETY: a writable result slot (checked non-NULL above).
-            unsafe { *out = c.into_object().into_raw() as TVMFFIObjectHandle };
-            0
-        }
-        Err(e) => {
-            error::set_raised(e);
-            -1
+}
+
+impl ShallowCopy for VisitErrorContextObj {
+    fn shallow_copy(&self) -> Self {
+        VisitErrorContextObj {
+            header: header_placeholder(),
+            reverse_visit_pattern: self.reverse_visit_pattern.clone(),
+            prev_error_context: self.prev_error_context.clone(),
         }
     }
 }
@@ -103,17 +104,16 @@ pub(crate) fn ensure_reflection() {
     let r = DONE.get_or_init(|| {
         (|| -> Result<(), Error> {
             TypeBuilder::<VisitErrorContextObj>::new()
-                .readonly_field::<Option<ObjectRef>>("reverse_visit_pattern", std::mem::offset_of!(VisitErrorContextObj, reverse_visit_pattern))?
-                .readonly_field::<Option<ObjectRef>>("prev_error_context", std::mem::offset_of!(VisitErrorContextObj, prev_error_context))?;
-            type_registry::register_metadata(
-                VisitErrorContextObj::type_index(),
-                &TVMFFITypeMetadata {
-                    doc: TVMFFIByteArray::EMPTY,
-                    creator: Some(create_empty),
-                    total_size: std::mem::size_of::<VisitErrorContextObj>() as i32,
-                    structural_eq_hash_kind: super::kind::UNSUPPORTED,
-                },
-            )
+                .readonly_field_of_type::<Option<ObjectRef>>(
+                    "reverse_visit_pattern",
+                    std::mem::offset_of!(VisitErrorContextObj, reverse_visit_pattern),
+                    ti::kTVMFFIList,
+                )?
+                .readonly_field::<Option<ObjectRef>>("prev_error_context", std::mem::offset_of!(VisitErrorContextObj, prev_error_context))?
+                .metadata_with_creator(super::kind::UNSUPPORTED)?
+                .shallow_copy()?
+                .type_final(true)?;
+            Ok(())
         })()
         .map_err(|e| e.message().to_string())
     });

@@ -7,12 +7,17 @@
 //! sequence that still carries the sign (a top word is dropped only when it
 //! is pure sign extension of the word below), and any value that fits in
 //! one word is an inline `int`, never a BigInt. [`from_words`] does the
-//! normalising; nothing else creates BigInt objects.
+//! normalising; nothing else creates BigInt objects. [`decimal`] converts
+//! to and from decimal text; [`hooks`] holds the type attributes TVM-FFI
+//! registers for the type.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::any::Any;
 use crate::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectType};
+
+pub mod decimal;
+pub(crate) mod hooks;
 
 #[repr(C)]
 pub struct BigIntObj {

@@ -1,0 +1,126 @@
+//! The type attributes TVM-FFI's runtime registers for its own types when
+//! it loads, registered here before any column is first read.
+//!
+//! Compiled code reads these columns directly (`TVMFFIGetTypeAttrColumn`)
+//! and takes another path when a value is missing, so they hold what
+//! upstream's library holds, in the same form (a native pointer, an
+//! `ffi.Function` or a bool): `__ffi_convert__` on the builtin object types
+//! (the conversion of their C++ reference classes), finality of ffi.Module
+//! and ffi.BigInt, BigInt's hooks ([`crate::big_int::hooks`]), and the
+//! reflection of the structural types (access paths, visit interrupts,
+//! visitors, mutators, structural keys, visit error contexts).
+//!
+//! [`ensure`] runs once per process; the type registry calls it before
+//! answering a column or attribute lookup. A lookup made while the
+//! registration itself runs (on the same thread) answers from what is
+//! registered so far instead of waiting for itself.
+
+use std::cell::Cell;
+use std::sync::Once;
+
+use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
+use crate::any::{Any, AnyView};
+use crate::containers::{Array, Dict, List, Map, Shape};
+use crate::error::Error;
+use crate::function::{expect_args, Function};
+use crate::type_registry;
+
+thread_local! {
+    static REGISTERING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Register the start-up attributes (once; a no-op inside the registration).
+pub(crate) fn ensure() {
+    static ONCE: Once = Once::new();
+    if ONCE.is_completed() || REGISTERING.with(Cell::get) {
+        return;
+    }
+    ONCE.call_once(|| {
+        REGISTERING.with(|r| r.set(true));
+        let result = register();
+        REGISTERING.with(|r| r.set(false));
+        if let Err(e) = result {
+            panic!("registering the builtin type attributes: {}", e.message());
+        }
+    });
+}
+
+fn register() -> Result<(), Error> {
+    for (index, target) in CONVERSIONS {
+        let f = Function::from_closure(move |args: &[AnyView<'_>]| {
+            expect_args(args, 1, "__ffi_convert__")?;
+            convert(*index, target, &args[0].to_owned()?)
+        })?;
+        type_registry::register_attr(*index, b"__ffi_convert__", Any::from_object(f.into_object()).as_raw())?;
+    }
+    // ffi.Module: final, no structural kind; upstream's ModuleObj (a C++
+    // class with virtual functions) is 48 bytes.
+    type_registry::register_metadata(
+        ti::kTVMFFIModule,
+        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: 48, structural_eq_hash_kind: 0 },
+    )?;
+    type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())?;
+    crate::big_int::hooks::register()?;
+    crate::structural::ensure_reflection();
+    Ok(())
+}
+
+/// The builtin types with an `__ffi_convert__`, and the name of the
+/// reference type it converts to (in conversion errors).
+const CONVERSIONS: &[(i32, &str)] = &[
+    (ti::kTVMFFIObject, "Object"),
+    (ti::kTVMFFIStr, "str"),
+    (ti::kTVMFFIBytes, "bytes"),
+    (ti::kTVMFFIError, "ffi.Error"),
+    (ti::kTVMFFIFunction, "ffi.Function"),
+    (ti::kTVMFFIShape, "ffi.Shape"),
+    (ti::kTVMFFITensor, "ffi.Tensor"),
+    (ti::kTVMFFIArray, "Array<Any>"),
+    (ti::kTVMFFIMap, "Map<Any, Any>"),
+    (ti::kTVMFFIList, "List<Any>"),
+    (ti::kTVMFFIDict, "Dict<Any, Any>"),
+];
+
+/// A value as type `index`'s reference class would take it: itself when
+/// it already is one, else through the class's fallbacks (strings from C
+/// strings, a Shape from an Array of ints, Array and List from each other,
+/// Map and Dict from each other).
+fn convert(index: i32, target: &str, v: &Any) -> Result<Any, Error> {
+    let t = v.type_index();
+    let converted = match index {
+        ti::kTVMFFIObject if t == ti::kTVMFFINone || t >= ti::kTVMFFIStaticObjectBegin => Some(v.clone()),
+        ti::kTVMFFIStr if matches!(t, ti::kTVMFFIStr | ti::kTVMFFISmallStr) => Some(v.clone()),
+        ti::kTVMFFIStr if t == ti::kTVMFFIRawStr => Some(Any::string(&v.get::<String>()?)?),
+        ti::kTVMFFIBytes if matches!(t, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes) => Some(v.clone()),
+        ti::kTVMFFIBytes if t == ti::kTVMFFIByteArrayPtr => Some(Any::bytes(&v.get::<Vec<u8>>()?)?),
+        ti::kTVMFFIShape if t == ti::kTVMFFIArray => {
+            let items = Array::from_object(v.as_object().expect("an array"))?;
+            let dims: Result<Vec<i64>, Error> = items.iter().map(|d| d.get::<i64>()).collect();
+            match dims {
+                Ok(dims) if items.iter().all(|d| d.type_index() == ti::kTVMFFIInt) => {
+                    Some(Any::from_object(Shape::new(&dims)?.into_object()))
+                }
+                _ => None,
+            }
+        }
+        ti::kTVMFFIArray if t == ti::kTVMFFIList => {
+            let items = List::from_object(v.as_object().expect("a list"))?.to_vec();
+            Some(Any::from_object(Array::new(items)?.into_object()))
+        }
+        ti::kTVMFFIList if t == ti::kTVMFFIArray => {
+            let items = Array::from_object(v.as_object().expect("an array"))?.iter().cloned().collect();
+            Some(Any::from_object(List::new(items)?.into_object()))
+        }
+        ti::kTVMFFIMap if t == ti::kTVMFFIDict => {
+            let items = Dict::from_object(v.as_object().expect("a dict"))?.items();
+            Some(Any::from_object(Map::new(items)?.into_object()))
+        }
+        ti::kTVMFFIDict if t == ti::kTVMFFIMap => {
+            let items = Map::from_object(v.as_object().expect("a map"))?.items();
+            Some(Any::from_object(Dict::new(items)?.into_object()))
+        }
+        _ if t == index => Some(v.clone()),
+        _ => None,
+    };
+    converted.ok_or_else(|| Error::type_error(format!("Cannot cast from `{}` to `{target}`", v.type_key())))
+}
