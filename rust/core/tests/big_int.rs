@@ -61,3 +61,32 @@ fn the_c_functions_round_trip_native_words() {
     let read = unsafe { std::slice::from_raw_parts(view.data as *const i64, 3) };
     assert_eq!(read, &words);
 }
+
+#[test]
+fn structural_and_recursive_algorithms_treat_big_ints_as_values() {
+    use tether_core::big_int::decimal::parse_decimal;
+    use tether_core::serialization::{deep_copy::deep_copy, repr::repr_print};
+    use tether_core::structural::{equal, hash, recursive_compare, recursive_hash};
+
+    // 2^255 twice, as distinct objects, and 2^256.
+    let a = parse_decimal("57896044618658097711785492504343953926634992332820282019728792003956564819968").unwrap();
+    let b = parse_decimal("57896044618658097711785492504343953926634992332820282019728792003956564819968").unwrap();
+    let c = parse_decimal("115792089237316195423570985008687907853269984665640564039457584007913129639936").unwrap();
+    assert!(!a.same_value(&b));
+    assert!(equal::structural_equal(&a, &b, false, false).unwrap());
+    assert!(!equal::structural_equal(&a, &c, false, false).unwrap());
+    assert_eq!(hash::structural_hash(&a, false, false).unwrap(), hash::structural_hash(&b, false, false).unwrap());
+    assert!(recursive_compare::recursive_eq(&a, &b).unwrap());
+    assert_eq!(recursive_compare::recursive_compare(&a, &c).unwrap(), -1);
+    assert_eq!(recursive_hash::recursive_hash(&a).unwrap(), recursive_hash::recursive_hash(&b).unwrap());
+    // Across the inline and BigInt forms, by value.
+    let max = Any::from(i64::MAX);
+    let above = parse_decimal("9223372036854775808").unwrap();
+    let below = parse_decimal("-9223372036854775809").unwrap();
+    assert_eq!(recursive_compare::recursive_compare(&max, &above).unwrap(), -1);
+    assert_eq!(recursive_compare::recursive_compare(&below, &Any::from(i64::MIN)).unwrap(), -1);
+    assert_eq!(recursive_compare::recursive_compare(&above, &max).unwrap(), 1);
+    // Printed in decimal, shared by deep copies.
+    assert_eq!(repr_print(&below).unwrap(), "-9223372036854775809");
+    assert!(deep_copy(&a).unwrap().same_value(&a));
+}

@@ -1,7 +1,7 @@
 //! Deep copies (`ffi.DeepCopy`), as TVM-FFI makes them: every List, Dict,
 //! Map, Array and reflected object reachable from the value is copied once
-//! (sharing and cycles are preserved in the copy); strings, bytes, shapes
-//! and PODs are shared. Objects are copied through their type's
+//! (sharing and cycles are preserved in the copy); strings, bytes, shapes,
+//! BigInts and PODs are shared. Objects are copied through their type's
 //! `__ffi_shallow_copy__` hook, or field by field for run-time dataclass
 //! types, and then get their fields' copies; other object types are an
 //! error. A List or object that refers back to an Array or Map still being
@@ -66,7 +66,7 @@ impl Copier {
             return Ok(value.clone());
         }
         match obj.type_index() {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape => Ok(value.clone()),
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape | ti::kTVMFFIBigInt => Ok(value.clone()),
             _ => deep_stack::guarded(|| self.copy_object(obj)),
         }
     }

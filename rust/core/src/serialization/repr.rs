@@ -178,6 +178,7 @@ impl Printer {
         match raw.type_index {
             ti::kTVMFFISmallStr | ti::kTVMFFIStr => return Ok(escape_py(value.view().str_bytes().unwrap_or_default())),
             ti::kTVMFFISmallBytes | ti::kTVMFFIBytes => return Ok(format_bytes(value.view().str_bytes().unwrap_or_default())),
+            ti::kTVMFFIBigInt => return Ok(crate::big_int::decimal::to_decimal(&crate::big_int::hooks::words_of(raw)?)),
             i if !crate::structural::is_object_index(i) => return Ok(value.type_key()),
             _ => {}
         }

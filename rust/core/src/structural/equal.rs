@@ -113,6 +113,10 @@ impl Equal {
         let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
         match li {
             ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(lhs.view().str_bytes() == rhs.view().str_bytes()),
+            ti::kTVMFFIBigInt => {
+                let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
+                Ok(words(lhs)? == words(rhs)?)
+            }
             ti::kTVMFFIArray => {
                 let (a, b) = (Array::from_object(lo)?, Array::from_object(ro)?);
                 deep_stack::guarded(|| self.compare_sequence(a.iter().cloned().collect(), b.iter().cloned().collect()))

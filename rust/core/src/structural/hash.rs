@@ -45,6 +45,14 @@ fn content_hash(index: i32, bytes: &[u8]) -> u64 {
     hash_combine(class as u64, hash_bytes(bytes))
 }
 
+/// Hash of a BigInt value: its canonical words as bytes, so aliases of one
+/// value hash alike wherever they are met.
+fn big_int_hash(value: &Any) -> Result<u64, Error> {
+    let words = crate::big_int::hooks::words_of(value.as_raw())?;
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
+    Ok(hash_combine(ti::kTVMFFIBigInt as u64, hash_bytes(&bytes)))
+}
+
 /// Hash of a POD value.
 fn pod_hash(value: &Any) -> u64 {
     let raw = value.as_raw();
@@ -85,6 +93,7 @@ impl Hasher {
         let obj = value.as_object().expect("object index");
         match index {
             ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(pod_hash(value)),
+            ti::kTVMFFIBigInt => big_int_hash(value),
             ti::kTVMFFIArray => {
                 let items: Vec<Any> = Array::from_object(obj)?.iter().cloned().collect();
                 deep_stack::guarded(|| self.hash_sequence(index, &items))
@@ -123,6 +132,7 @@ impl Hasher {
         match key.object_ptr() {
             None => Some(pod_hash(key)),
             Some(_) if key.view().str_bytes().is_some() => Some(pod_hash(key)),
+            Some(_) if key.type_index() == ti::kTVMFFIBigInt => big_int_hash(key).ok(),
             Some(p) => self.memo.get(&(p as usize)).map(|(_, h)| *h),
         }
     }

@@ -108,6 +108,12 @@ impl Comparer {
             let (a, b) = (lhs.view().str_bytes().unwrap_or(&[]), rhs.view().str_bytes().unwrap_or(&[]));
             return Ok(Some(sign(a.cmp(b))));
         }
+        // Integers compare by value across their inline and BigInt forms.
+        let is_int = |i| matches!(i, ti::kTVMFFIInt | ti::kTVMFFIBigInt);
+        if is_int(lti) && is_int(rti) && (lti == ti::kTVMFFIBigInt || rti == ti::kTVMFFIBigInt) {
+            let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
+            return Ok(Some(sign(crate::big_int::hooks::compare_words(&words(lhs)?, &words(rhs)?))));
+        }
         if lti != rti {
             return self
                 .unordered(1, || format!("Cannot compare values of different types: {} vs {}", type_key_of(lti), type_key_of(rti)))
