@@ -94,7 +94,11 @@ impl Any {
     }
 
     pub fn data_type(d: DLDataType) -> Any {
-        Any(pod(ti::kTVMFFIDataType, TVMFFIAnyValue { v_dtype: d }))
+        // The payload's upper four bytes are zero, as TVM-FFI clears them:
+        // equality and hashing of values read all eight.
+        let mut value = TVMFFIAnyValue { v_int64: 0 };
+        value.v_dtype = d;
+        Any(pod(ti::kTVMFFIDataType, value))
     }
 
     pub fn device(d: DLDevice) -> Any {
@@ -491,5 +495,18 @@ impl IntoAny for String {
 impl IntoAny for &[u8] {
     fn into_any(self) -> Result<Any, Error> {
         Any::bytes(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn data_type_values_clear_the_payload_padding() {
+        let v = Any::data_type(DLDataType { code: 0, bits: 32, lanes: 1 });
+        // SAFETY: every payload is 8 readable bytes.
+        assert_eq!(unsafe { v.as_raw().value.v_uint64 } >> 32, 0);
+        assert!(v.same_value(&Any::data_type(DLDataType { code: 0, bits: 32, lanes: 1 })));
     }
 }
