@@ -146,6 +146,29 @@ fn error_cell_ptr(obj: *mut TVMFFIObject) -> *mut TVMFFIErrorCell {
     unsafe { (obj as *mut u8).add(std::mem::size_of::<TVMFFIObject>()) as *mut TVMFFIErrorCell }
 }
 
+/// The extra context an Error object carries (its cell's `extra_context`).
+pub(crate) fn extra_context(err: &ObjectRef) -> Option<ObjectRef> {
+    // SAFETY: an Error object's cell follows its header; a non-NULL
+    // context is a live object the error owns.
+    let h = unsafe { (*error_cell_ptr(err.as_ptr())).extra_context };
+    NonNull::new(h as *mut TVMFFIObject).map(|p| unsafe { ObjectRef::from_raw_borrowed(p) })
+}
+
+/// Replace the extra context of an Error object, releasing the old one.
+/// As TVM-FFI does while an error propagates, this changes the object in
+/// place: the propagating thread owns it.
+pub(crate) fn set_extra_context(err: &ObjectRef, context: ObjectRef) {
+    // SAFETY: an Error object's cell follows its header; the old context
+    // (if any) is owned by the error and released once replaced.
+    unsafe {
+        let cell = error_cell_ptr(err.as_ptr());
+        let old = std::mem::replace(&mut (*cell).extra_context, context.into_raw() as TVMFFIObjectHandle);
+        if let Some(p) = NonNull::new(old as *mut TVMFFIObject) {
+            drop(ObjectRef::from_raw_owned(p));
+        }
+    }
+}
+
 /// The Error object: header, the ABI cell, then storage the cell points into.
 #[repr(C)]
 pub struct ErrorObj {

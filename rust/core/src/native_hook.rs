@@ -52,6 +52,16 @@ pub(crate) unsafe fn from_expected_raw(raw: TVMFFIAny) -> Result<Any, Error> {
     Ok(v)
 }
 
+/// Call `f` as TVM-FFI's `CallExpected` does: an `ffi.Error` it returns
+/// (rather than raises) is its failure too.
+pub(crate) fn call_expected(f: &Function, args: &[Any]) -> Result<Any, Error> {
+    let v = f.call(args)?;
+    if v.type_index() == ti::kTVMFFIError {
+        return Err(Error::from_object(v.as_object().expect("an error is an object")));
+    }
+    Ok(v)
+}
+
 /// A function pointer as the opaque-pointer value a column stores.
 pub(crate) fn pointer_value(f: *const c_void) -> Any {
     Any::opaque_ptr(f as *mut c_void)

@@ -287,13 +287,23 @@ impl<T: ObjectType> TypeBuilder<T> {
         self.metadata_record(kind, None)
     }
 
+    /// Metadata with structural kind `kind`, no creator, and `total_size`
+    /// (the size of the prefix that compiled code shares with this type).
+    pub fn metadata_sized(self, kind: i32, total_size: usize) -> Result<Self, Error> {
+        self.metadata_full(kind, None, total_size)
+    }
+
     fn metadata_record(self, kind: i32, creator: Option<crate::abi::TVMFFIObjectCreator>) -> Result<Self, Error> {
+        self.metadata_full(kind, creator, std::mem::size_of::<T>())
+    }
+
+    fn metadata_full(self, kind: i32, creator: Option<crate::abi::TVMFFIObjectCreator>, total_size: usize) -> Result<Self, Error> {
         type_registry::register_metadata(
             self.index,
             &TVMFFITypeMetadata {
                 doc: TVMFFIByteArray::EMPTY,
                 creator,
-                total_size: std::mem::size_of::<T>() as i32,
+                total_size: total_size as i32,
                 structural_eq_hash_kind: kind,
             },
         )?;

@@ -77,8 +77,18 @@ fn column_kind(key: &str, attr: &str) -> Kind {
 /// fills them (every other column of these types is empty).
 fn expected() -> Vec<(&'static str, Vec<(&'static str, Kind)>)> {
     let convert = vec![("__ffi_convert__", Function)];
-    let container = |_with_visit: bool| vec![("__ffi_convert__", Function)];
+    let mutate = [("__s_mutate__", Pointer), ("__s_maybe_inplace_mutate__", Pointer)];
+    let container = |with_visit: bool| {
+        let mut v = vec![("__ffi_convert__", Function)];
+        if with_visit {
+            v.push(("__s_visit__", Pointer));
+        }
+        v.extend(mutate);
+        v
+    };
     let new_copy_final = vec![("__ffi_new__", Function), ("__ffi_shallow_copy__", Function), ("__ffi_type_final__", Bool(true))];
+    let mut path_type = new_copy_final.clone();
+    path_type.push(("__ffi_repr__", Function));
     let mut path_type = new_copy_final.clone();
     path_type.push(("__ffi_repr__", Function));
     vec![
@@ -105,6 +115,8 @@ fn expected() -> Vec<(&'static str, Vec<(&'static str, Kind)>)> {
                 ("__ffi_compare__", Function),
                 ("__any_equal__", Pointer),
                 ("__any_hash__", Pointer),
+                ("__s_mutate__", Pointer),
+                ("__s_maybe_inplace_mutate__", Pointer),
                 ("__data_to_json__", Function),
                 ("__data_from_json__", Function),
             ],
@@ -112,6 +124,8 @@ fn expected() -> Vec<(&'static str, Vec<(&'static str, Kind)>)> {
         ("ffi.reflection.AccessStep", path_type.clone()),
         ("ffi.reflection.AccessPath", path_type),
         ("ffi.VisitErrorContext", new_copy_final.clone()),
+        ("ffi.StructuralVisitor", vec![("__ffi_shallow_copy__", Function), ("__ffi_type_final__", Bool(false))]),
+        ("ffi.StructuralMutator", vec![("__ffi_shallow_copy__", Function), ("__ffi_type_final__", Bool(false))]),
         (
             "ffi.StructuralKey",
             vec![
@@ -149,6 +163,8 @@ fn structural_types_have_tvm_ffi_metadata() {
         ("ffi.reflection.AccessPath", 4, 48, true),
         ("ffi.StructuralKey", 0, 48, true),
         ("ffi.VisitErrorContext", 0, 40, true),
+        ("ffi.StructuralVisitor", 0, 40, false),
+        ("ffi.StructuralMutator", 0, 40, false),
         ("ffi.BigInt", 0, 32, false),
         ("ffi.Module", 0, 48, false),
     ] {

@@ -23,7 +23,7 @@
 use std::collections::HashSet;
 use std::sync::OnceLock;
 
-use crate::abi::{type_index as ti, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::any::Any;
 use crate::containers::{Array, List};
 use crate::error::Error;
@@ -119,6 +119,36 @@ pub(crate) fn ensure_reflection() {
     });
     if let Err(m) = r {
         panic!("registering ffi.VisitErrorContext reflection: {m}");
+    }
+}
+
+/// Record that `err` propagated out of the visit of `node`, as TVM-FFI's
+/// `UpdateVisitErrorContext` does: the node is appended to the error's
+/// visit context (created, keeping any other context as its previous one,
+/// when the error has none). Values that are not objects leave no trace.
+pub fn update_visit_error_context(err: Error, node: &TVMFFIAny) -> Error {
+    if node.type_index < ti::kTVMFFIStaticObjectBegin {
+        return err;
+    }
+    let attach = || -> Result<Error, Error> {
+        let node = Any::from_view(node)?;
+        let obj = err.to_object()?;
+        let previous = crate::error::extra_context(&obj);
+        if let Some(prev) = &previous {
+            if let Ok(ctx) = prev.clone().downcast::<VisitErrorContextObj>() {
+                if let Some(list) = ctx.reverse_visit_pattern.clone() {
+                    List::from_object(list)?.push(node)?;
+                    return Ok(Error::from_object(obj));
+                }
+            }
+        }
+        let ctx = VisitErrorContext::new(vec![node.get::<ObjectRef>()?], previous)?;
+        crate::error::set_extra_context(&obj, ctx.into_object());
+        Ok(Error::from_object(obj))
+    };
+    match attach() {
+        Ok(e) => e,
+        Err(_) => err,
     }
 }
 

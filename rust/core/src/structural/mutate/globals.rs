@@ -12,9 +12,9 @@ fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'s
     sig.into_global(body)
 }
 
-fn mutator_arg(sig: &Sig, args: &[AnyView<'_>]) -> Result<StructuralMutator, Error> {
+fn mutator_arg(sig: &Sig, args: &[AnyView<'_>]) -> Result<MutatorRef, Error> {
     ensure_reflection();
-    StructuralMutator::from_object(sig.object(args, 0, StructuralMutatorObj::type_index())?)
+    MutatorRef::from_object(sig.object(args, 0, StructuralMutatorObj::type_index())?)
 }
 
 const MUTATOR: &str = "ffi.StructuralMutator";
@@ -52,9 +52,7 @@ pub(crate) fn globals() -> Vec<Global> {
             },
             |s, a| {
                 let v = a[1].to_owned()?;
-                Ok(mutator_arg(s, a)?
-                    .mutate(&v, InplaceMode::Disallow, 1)?
-                    .unwrap_or(v))
+                Ok(mutator_arg(s, a)?.mutate_raw(v.as_raw(), InplaceMode::Disallow)?.unwrap_or(v))
             },
         ),
         typed(
@@ -65,9 +63,7 @@ pub(crate) fn globals() -> Vec<Global> {
             },
             |s, a| {
                 let v = a[1].to_owned()?;
-                Ok(mutator_arg(s, a)?
-                    .default_mutate(&v, InplaceMode::Disallow)?
-                    .unwrap_or(v))
+                Ok(mutator_arg(s, a)?.default_mutate_raw(v.as_raw(), InplaceMode::Disallow)?.unwrap_or(v))
             },
         ),
         typed(
@@ -77,11 +73,7 @@ pub(crate) fn globals() -> Vec<Global> {
                 ret: "Any",
             },
             |s, a| {
-                Ok(match mutator_arg(s, a)?.var_remap_get(&a[1].to_owned()?)? {
-                    None => Any::none(),
-                    Some(None) => unchanged_marker(),
-                    Some(Some(v)) => v,
-                })
+                mutator_arg(s, a)?.var_remap_get(a[1].as_raw())
             },
         ),
         typed(
@@ -91,7 +83,7 @@ pub(crate) fn globals() -> Vec<Global> {
                 ret: "void",
             },
             |s, a| {
-                mutator_arg(s, a)?.var_remap_set(&a[1].to_owned()?, from_hook(a[2].to_owned()?))?;
+                mutator_arg(s, a)?.var_remap_set(a[1].as_raw(), a[2].as_raw())?;
                 Ok(Any::none())
             },
         ),

@@ -7,18 +7,27 @@
 //!   their `__ffi_shallow_copy__` hook, or field by field for run-time
 //!   dataclass types) and the copy gets the new children, so the input is
 //!   left intact.
-//! * In place: a List or Dict reached only through uniquely owned values
-//!   from a root the caller gave away (`root._move()` in Python) is updated
-//!   in place instead (`InplaceMode.ALLOW`). A type may add its own in-place
-//!   hook `__s_maybe_inplace_mutate__`; `__s_mutate__` replaces the default
-//!   descent altogether (both called as `hook(mutator, value)`).
-//! * Default descent: PODs come back as they are; strings and bytes are
-//!   unchanged; Array/List elements and Map/Dict values are mutated; other
-//!   objects get their reflected fields mutated (skipping `SEqHashIgnore`,
-//!   def regions as in [`super::visit`]). FreeVar and DAG nodes consult the
-//!   variable remap first (a hit is the result); a FreeVar outside a def
-//!   region is a use and stays unchanged; after descent a DAG node, a
-//!   pattern definition or a changed simple definition records its result.
+//! * Every mutator speaks TVM-FFI's compiled-in protocol ([`protocol`]): a
+//!   vtable (`mutate`, `maybe_inplace_mutate`, `var_remap_get`,
+//!   `var_remap_set`) and the def region at fixed offsets, so a mutator made
+//!   here can be handed to code compiled against the headers and the other
+//!   way round. Tether's mutators keep their callbacks and remap after that
+//!   prefix.
+//! * In place: with `InplaceMode.ALLOW` (a root the caller gave away,
+//!   `root._move()` in Python), a value nobody else references goes through
+//!   `maybe_inplace_mutate`, and containers rewrite their slots in place.
+//!   A type's `__s_maybe_inplace_mutate__` hook handles it; `__s_mutate__`
+//!   replaces the default descent altogether (both called as
+//!   `hook(mutator, value)`, native pointers or Functions).
+//! * Default descent: PODs come back as they are; strings, bytes and BigInts
+//!   are unchanged and Array/List elements and Map/Dict values are mutated
+//!   (builtin native hooks); other objects get their reflected fields
+//!   mutated (skipping `SEqHashIgnore`, def regions as in [`super::visit`]).
+//!   FreeVar and DAG nodes consult the variable remap first (a hit is the
+//!   result); a FreeVar outside a def region is a use and stays unchanged;
+//!   after descent a DAG node, a pattern definition or a changed simple
+//!   definition records its result. An error leaving a value names it in the
+//!   error's visit error context.
 //! * `structural_map` calls the first matching callback (`f(value)`, then
 //!   `f(value, def_region_kind)`) on each value before descent (pre-order:
 //!   descent then runs on what it returned) or after it (post-order: on what
@@ -26,26 +35,27 @@
 //!   callback as `f(value, mutator[, inplace_mode])`, which owns the descent.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicI32;
 use std::sync::OnceLock;
 
 use parking_lot::Mutex;
 
-use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny};
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, Dict, List, Map};
-use crate::dataclass;
 use crate::error::Error;
-use crate::function::Function;
+use crate::function::{arg, panic_message, Function};
+use crate::native_hook::{call_expected, raw_error};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
-use crate::type_registry;
 
 use super::typed_args::{find_entry, Entry, Sig};
-use super::visit::declared_kind;
-use super::{deep_stack, def_region, kind, Global};
+use super::visit_error_context::update_visit_error_context;
+use super::{def_region, kind, Global};
 
 mod globals;
+pub mod protocol;
+use protocol::{MutatorBase, MutatorRef, MutatorVTable};
 pub(crate) use globals::globals;
 
 /// A mutation result: `None` is "unchanged" (keep the original).
@@ -58,6 +68,7 @@ pub enum InplaceMode {
     Allow = 1,
 }
 
+#[derive(Clone)]
 enum Engine {
     Map {
         callbacks: Vec<Entry>,
@@ -69,424 +80,187 @@ enum Engine {
     },
 }
 
-/// An active rewrite: its callbacks, def region and variable remap.
+/// A rewrite made by tether: upstream's prefix (header, vtable, def
+/// region), then the engine's callbacks and its variable remap.
 #[repr(C)]
 pub struct StructuralMutatorObj {
-    header: TVMFFIObject,
-    region: AtomicI32,
+    base: MutatorBase,
     engine: Engine,
     /// Keyed by the variable's address; the entry keeps the variable alive.
-    remap: Mutex<HashMap<usize, (ObjectRef, Mutated)>>,
+    /// Values are what upstream records: a replacement or the unchanged
+    /// marker.
+    remap: Mutex<HashMap<usize, (ObjectRef, Any)>>,
 }
 crate::object_type!(StructuralMutatorObj, "ffi.StructuralMutator");
 
-/// A structural mutator (the object callbacks receive).
-#[derive(Clone)]
-pub struct StructuralMutator(ObjectPtr<StructuralMutatorObj>);
+/// A structural mutator (the object callbacks receive): any mutator,
+/// driven through upstream's protocol.
+pub type StructuralMutator = MutatorRef;
 
-/// The raw form of "unchanged" (`kTVMFFIUnchanged`), for hooks that return it.
-fn unchanged_marker() -> Any {
-    let raw = TVMFFIAny {
-        type_index: ti::kTVMFFIUnchanged,
-        ..TVMFFIAny::NONE
-    };
-    // SAFETY: a POD type index with a zero payload owns nothing.
-    unsafe { Any::from_raw_owned(raw) }
+/// The vtable of tether's mutators.
+static ENGINE_VTABLE: MutatorVTable = MutatorVTable {
+    mutate: engine_mutate,
+    maybe_inplace_mutate: engine_maybe_inplace_mutate,
+    var_remap_get: engine_var_remap_get,
+    var_remap_set: engine_var_remap_set,
+};
+
+/// Run `body` on the engine object behind a vtable call, catching panics.
+///
+/// # Safety
+/// `p` must be a live `StructuralMutatorObj` (the only objects carrying
+/// this vtable).
+unsafe fn on_engine<R>(p: *mut MutatorBase, body: impl FnOnce(&MutatorRef, &StructuralMutatorObj) -> Result<R, Error>) -> Result<R, Error> {
+    catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: per the caller.
+        let m = unsafe { MutatorRef::from_raw(p) }?;
+        // SAFETY: per the caller, the object is tether's layout.
+        let this = unsafe { &*(p as *const StructuralMutatorObj) };
+        body(&m, this)
+    }))
+    .unwrap_or_else(|p| Err(Error::runtime_error(format!("structural mutate: internal panic: {}", panic_message(&*p)))))
 }
 
-fn from_hook(v: Any) -> Mutated {
-    (v.type_index() != ti::kTVMFFIUnchanged).then_some(v)
+unsafe extern "C" fn engine_mutate(p: *mut MutatorBase, value: TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: installed only on StructuralMutatorObj.
+    protocol::encode(unsafe { on_engine(p, |m, this| this.engine.mutate(m, &value, InplaceMode::Disallow)) })
 }
 
-/// Whether `result` leaves `original` as it was (unchanged or the same value).
-fn keeps(result: &Mutated, original: &Any) -> bool {
-    match result {
-        None => true,
-        Some(v) => v.same_value(original),
-    }
+unsafe extern "C" fn engine_maybe_inplace_mutate(p: *mut MutatorBase, value: TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: installed only on StructuralMutatorObj.
+    protocol::encode(unsafe { on_engine(p, |m, this| this.engine.mutate(m, &value, InplaceMode::Allow)) })
 }
 
-/// Whether `v`, of which the caller holds one of `owners` references, is
-/// owned by nobody else.
-fn unique(v: &Any, owners: u32) -> bool {
-    // `as_object` hands out one more reference for the check itself.
-    v.as_object().is_some_and(|o| o.use_count() == owners + 2)
+fn remap_key(var: &TVMFFIAny) -> Result<usize, Error> {
+    if var.type_index < ti::kTVMFFIStaticObjectBegin {
+        return Err(Error::type_error("Variable-remap key must be an object-backed value"));
+    }
+    // SAFETY: an object view carries its pointer.
+    Ok(unsafe { var.value.v_obj } as usize)
 }
 
-impl StructuralMutator {
-    fn new(engine: Engine) -> Result<StructuralMutator, Error> {
-        ensure_reflection();
-        Ok(StructuralMutator(ObjectPtr::new(StructuralMutatorObj {
-            header: header_placeholder(),
-            region: AtomicI32::new(def_region::NONE),
-            engine,
-            remap: Mutex::new(HashMap::new()),
-        })?))
-    }
-
-    pub fn from_object(obj: ObjectRef) -> Result<StructuralMutator, Error> {
-        obj.downcast::<StructuralMutatorObj>()
-            .map(StructuralMutator)
-    }
-
-    fn as_any(&self) -> Any {
-        Any::from_object(self.0.to_object_ref())
-    }
-
-    pub fn def_region_kind(&self) -> i32 {
-        self.0.region.load(Ordering::Relaxed)
-    }
-
-    /// Run `body` inside def region `kind` (no effect inside a pattern).
-    pub fn with_def_region_kind<R>(&self, kind: i32, body: impl FnOnce() -> R) -> R {
-        let old = self.def_region_kind();
-        if old == def_region::PATTERN {
-            return body();
-        }
-        self.0.region.store(kind, Ordering::Relaxed);
-        let r = body();
-        self.0.region.store(old, Ordering::Relaxed);
-        r
-    }
-
-    /// The replacement recorded for `var`: `Ok(None)` on a miss,
-    /// `Ok(Some(None))` for a recorded "unchanged".
-    pub fn var_remap_get(&self, var: &Any) -> Result<Option<Mutated>, Error> {
-        let p = var.object_ptr().ok_or_else(|| {
-            Error::type_error("Variable-remap key must be an object-backed value")
-        })?;
-        Ok(match self.0.remap.lock().get(&(p as usize)) {
-            Some((_, Some(v))) if v.is_none() => None,
-            Some((_, m)) => Some(m.clone()),
-            None => None,
+unsafe extern "C" fn engine_var_remap_get(p: *mut MutatorBase, var: TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: installed only on StructuralMutatorObj.
+    let r = unsafe {
+        on_engine(p, |_, this| {
+            let key = remap_key(&var)?;
+            Ok(this.remap.lock().get(&key).map_or_else(Any::none, |(_, v)| v.clone()))
         })
-    }
+    };
+    r.map_or_else(raw_error, Any::into_raw)
+}
 
-    pub fn var_remap_set(&self, var: &Any, mapped: Mutated) -> Result<(), Error> {
-        let obj = var.as_object().ok_or_else(|| {
-            Error::type_error("Variable-remap key must be an object-backed value")
-        })?;
-        self.0
-            .remap
-            .lock()
-            .insert(obj.as_ptr() as usize, (obj, mapped));
-        Ok(())
-    }
+unsafe extern "C" fn engine_var_remap_set(p: *mut MutatorBase, var: TVMFFIAny, mapped: TVMFFIAny) -> TVMFFIAny {
+    // SAFETY: installed only on StructuralMutatorObj.
+    let r = unsafe {
+        on_engine(p, |_, this| {
+            let key = remap_key(&var)?;
+            let (var, mapped) = (Any::from_view(&var)?.get::<ObjectRef>()?, Any::from_view(&mapped)?);
+            this.remap.lock().insert(key, (var, mapped));
+            Ok(())
+        })
+    };
+    r.map_or_else(raw_error, |()| TVMFFIAny::NONE)
+}
 
-    /// Mutate `value`, of which the caller holds `owners` references; in
-    /// place only with `Allow` and no other owner.
-    pub fn mutate(&self, value: &Any, mode: InplaceMode, owners: u32) -> Result<Mutated, Error> {
-        let mode = if mode == InplaceMode::Allow && unique(value, owners) {
-            InplaceMode::Allow
-        } else {
-            InplaceMode::Disallow
-        };
-        deep_stack::guarded(|| match &self.0.engine {
-            Engine::Map {
-                callbacks,
-                with_kind,
-                post_order,
-            } => self.map_one(callbacks, with_kind, *post_order, value, mode),
-            Engine::Mutate { callbacks } => match find_entry(callbacks, value.type_index()) {
+impl Engine {
+    /// `mutate` / `maybe_inplace_mutate` of tether's engines: the
+    /// callbacks, with the default descent of the protocol.
+    fn mutate(&self, m: &MutatorRef, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {
+        match self {
+            Engine::Map { callbacks, with_kind, post_order } => map_one(m, callbacks, with_kind, *post_order, value, mode),
+            Engine::Mutate { callbacks } => match find_entry(callbacks, value.type_index) {
                 Some(e) => {
-                    let mut args = vec![value.clone(), self.as_any()];
+                    let mut args = vec![Any::from_view(value)?, m.as_any()];
                     if e.takes_mode {
                         args.push(Any::from(mode as i64));
                     }
-                    Ok(from_hook(e.callback.call(&args)?))
+                    let r = call_expected(&e.callback, &args).map_err(|e| update_visit_error_context(e, value))?;
+                    Ok(protocol::from_value(r))
                 }
-                None => self.default_mutate(value, mode),
+                None => m.default_mutate_raw(value, mode),
             },
-        })
-    }
-
-    fn map_link<'a>(
-        callbacks: &'a [Entry],
-        with_kind: &'a [Entry],
-        index: i32,
-    ) -> Option<(&'a Entry, bool)> {
-        find_entry(callbacks, index)
-            .map(|e| (e, false))
-            .or_else(|| find_entry(with_kind, index).map(|e| (e, true)))
-    }
-
-    fn call_link(&self, link: (&Entry, bool), v: &Any) -> Result<Mutated, Error> {
-        let r = if link.1 {
-            link.0
-                .callback
-                .call(&[v.clone(), Any::from(self.def_region_kind() as i64)])?
-        } else {
-            link.0.callback.call(std::slice::from_ref(v))?
-        };
-        Ok(from_hook(r))
-    }
-
-    fn map_one(
-        &self,
-        cbs: &[Entry],
-        kinds: &[Entry],
-        post: bool,
-        value: &Any,
-        mode: InplaceMode,
-    ) -> Result<Mutated, Error> {
-        if post {
-            let out = self.default_mutate(value, mode)?;
-            let view = out.as_ref().unwrap_or(value);
-            let Some(link) = Self::map_link(cbs, kinds, view.type_index()) else {
-                return Ok(out);
-            };
-            return Ok(self.call_link(link, view)?.or(out));
         }
-        let Some(link) = Self::map_link(cbs, kinds, value.type_index()) else {
-            return self.default_mutate(value, mode);
-        };
-        let mapped = self.call_link(link, value)?;
-        let out = match &mapped {
-            None => self.default_mutate(value, mode)?,
-            Some(m) if m.same_value(value) => self.default_mutate(m, mode)?,
-            // A fresh result nobody else holds may be changed in place.
-            Some(m) => self.default_mutate(
-                m,
-                if mode == InplaceMode::Allow && unique(m, 0) {
-                    mode
-                } else {
-                    InplaceMode::Disallow
-                },
-            )?,
-        };
-        Ok(out.or(mapped))
-    }
-
-    /// The default descent into `value`, bypassing the callbacks for it.
-    pub fn default_mutate(&self, value: &Any, mode: InplaceMode) -> Result<Mutated, Error> {
-        let index = value.type_index();
-        if mode == InplaceMode::Allow {
-            match hook(index, b"__s_maybe_inplace_mutate__")? {
-                Some(h) => return Ok(from_hook(h.call(&[self.as_any(), value.clone()])?)),
-                None => match index {
-                    ti::kTVMFFIList => {
-                        return self.list_in_place(&List::from_object(value.get()?)?)
-                    }
-                    ti::kTVMFFIDict => {
-                        return self.dict_in_place(&Dict::from_object(value.get()?)?)
-                    }
-                    _ => {}
-                },
-            }
-        }
-        if let Some(h) = hook(index, b"__s_mutate__")? {
-            return Ok(from_hook(h.call(&[self.as_any(), value.clone()])?));
-        }
-        if !super::is_object_index(index) {
-            return Ok(Some(value.clone()));
-        }
-        let obj = value.as_object().expect("object index");
-        match index {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIBigInt => Ok(None),
-            ti::kTVMFFIArray => {
-                let items: Vec<Any> = Array::from_object(obj)?.iter().cloned().collect();
-                Ok(self
-                    .sequence(&items)?
-                    .map(|v| Array::new(v).map(|a| Any::from_object(a.into_object())))
-                    .transpose()?)
-            }
-            ti::kTVMFFIList => {
-                let items = List::from_object(obj)?.to_vec();
-                Ok(self
-                    .sequence(&items)?
-                    .map(|v| List::new(v).map(|a| Any::from_object(a.into_object())))
-                    .transpose()?)
-            }
-            ti::kTVMFFIMap => {
-                let pairs = Map::from_object(obj)?.items();
-                Ok(self
-                    .values(&pairs)?
-                    .map(|p| Map::new(p).map(|m| Any::from_object(m.into_object())))
-                    .transpose()?)
-            }
-            ti::kTVMFFIDict => {
-                let pairs = Dict::from_object(obj)?.items();
-                Ok(self
-                    .values(&pairs)?
-                    .map(|p| Dict::new(p).map(|m| Any::from_object(m.into_object())))
-                    .transpose()?)
-            }
-            _ => self.mutate_object(value, &obj),
-        }
-    }
-
-    /// Copy-on-write over elements: `None` when every element is kept.
-    fn sequence(&self, items: &[Any]) -> Result<Option<Vec<Any>>, Error> {
-        let mut out: Option<Vec<Any>> = None;
-        for (i, it) in items.iter().enumerate() {
-            let m = self.mutate(it, InplaceMode::Disallow, 1)?;
-            match (&mut out, keeps(&m, it)) {
-                (Some(v), _) => v.push(m.unwrap_or_else(|| it.clone())),
-                (None, true) => {}
-                (None, false) => {
-                    let mut v: Vec<Any> = items[..i].to_vec();
-                    v.push(m.expect("changed"));
-                    out = Some(v);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Copy-on-write over map values, keys kept.
-    fn values(&self, pairs: &[(Any, Any)]) -> Result<Option<Vec<(Any, Any)>>, Error> {
-        let mut out: Option<Vec<(Any, Any)>> = None;
-        for (i, (k, v)) in pairs.iter().enumerate() {
-            let m = self.mutate(v, InplaceMode::Disallow, 2)?;
-            match (&mut out, keeps(&m, v)) {
-                (Some(o), _) => o.push((k.clone(), m.unwrap_or_else(|| v.clone()))),
-                (None, true) => {}
-                (None, false) => {
-                    let mut o: Vec<(Any, Any)> = pairs[..i].to_vec();
-                    o.push((k.clone(), m.expect("changed")));
-                    out = Some(o);
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    fn list_in_place(&self, list: &List) -> Result<Mutated, Error> {
-        let mut i = 0;
-        while (i as usize) < list.len() {
-            let item = list.get(i)?;
-            let m = self.mutate(&item, InplaceMode::Allow, 1)?;
-            if !keeps(&m, &item) {
-                list.set(i, m.expect("changed"))?;
-            }
-            i += 1;
-        }
-        Ok(None)
-    }
-
-    fn dict_in_place(&self, dict: &Dict) -> Result<Mutated, Error> {
-        // Each value has two owners here: the Dict and `items`.
-        for (k, v) in dict.items() {
-            let m = self.mutate(&v, InplaceMode::Allow, 2)?;
-            if !keeps(&m, &v) {
-                dict.set(k, m.expect("changed"))?;
-            }
-        }
-        Ok(None)
-    }
-
-    fn mutate_object(&self, value: &Any, obj: &ObjectRef) -> Result<Mutated, Error> {
-        let k = declared_kind(obj.type_index());
-        let is_var = k == kind::FREE_VAR;
-        let is_dag = k == kind::DAG_NODE;
-        if is_var || is_dag {
-            if let Some(hit) = self.var_remap_get(value)? {
-                return Ok(hit);
-            }
-        }
-        if is_var && self.def_region_kind() == def_region::NONE {
-            return Ok(None);
-        }
-        let result = self.mutate_fields(obj)?;
-        if (is_var || is_dag)
-            && (is_dag || self.def_region_kind() == def_region::PATTERN || result.is_some())
-        {
-            self.var_remap_set(value, result.clone())?;
-        }
-        Ok(result)
-    }
-
-    fn mutate_fields(&self, obj: &ObjectRef) -> Result<Mutated, Error> {
-        let copy = shallow_copy(obj)?;
-        let index = copy.type_index();
-        let fields = || -> Result<bool, Error> {
-            let mut changed = false;
-            for field in type_registry::all_fields(index) {
-                if field.flags & field_flag::kSEqHashIgnore != 0 {
-                    continue;
-                }
-                let v = super::read_field(&copy, field)?;
-                let m = if field.flags & field_flag::kSEqHashDefSimple != 0 {
-                    self.with_def_region_kind(def_region::SIMPLE, || {
-                        self.mutate(&v, InplaceMode::Disallow, 1)
-                    })
-                } else if field.flags & field_flag::kSEqHashDefPattern != 0 {
-                    self.with_def_region_kind(def_region::PATTERN, || {
-                        self.mutate(&v, InplaceMode::Disallow, 1)
-                    })
-                } else {
-                    self.mutate(&v, InplaceMode::Disallow, 1)
-                }?;
-                if keeps(&m, &v) {
-                    continue;
-                }
-                if field.setter.is_null() {
-                    return Err(Error::type_error(format!(
-                        "Cannot structurally mutate field `{}` of type `{}` because it does not define a setter",
-                        super::field_name(field),
-                        type_registry::type_key_of(index)
-                    )));
-                }
-                dataclass::set_field(&copy, field, m.expect("changed").as_raw())?;
-                changed = true;
-            }
-            Ok(changed)
-        };
-        let changed = if self.def_region_kind() == def_region::SIMPLE
-            && declared_kind(index) == kind::FREE_VAR
-        {
-            self.with_def_region_kind(def_region::NONE, fields)?
-        } else {
-            fields()?
-        };
-        Ok(changed.then(|| Any::from_object(copy)))
     }
 }
 
-fn hook(index: i32, name: &[u8]) -> Result<Option<Function>, Error> {
-    match type_registry::attr_value(index, name) {
-        None => Ok(None),
-        Some(a) if a.is_none() => Ok(None),
-        Some(a) if a.type_index() == ti::kTVMFFIFunction => {
-            Ok(Some(Function::from_object(a.get::<ObjectRef>()?)?))
-        }
-        Some(_) if name == b"__s_mutate__" => Err(Error::type_error(
-            "__s_mutate__ must be a direct hook pointer or ffi.Function",
-        )),
-        Some(_) => Err(Error::type_error(format!(
-            "{} must be a direct hook pointer or ffi.Function",
-            String::from_utf8_lossy(name)
-        ))),
-    }
+fn map_link<'a>(callbacks: &'a [Entry], with_kind: &'a [Entry], index: i32) -> Option<(&'a Entry, bool)> {
+    find_entry(callbacks, index).map(|e| (e, false)).or_else(|| find_entry(with_kind, index).map(|e| (e, true)))
 }
 
-/// A distinct copy of `obj` through `__ffi_shallow_copy__` (run-time
-/// dataclass types are copied field by field without one).
-fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
-    let index = obj.type_index();
-    let copy = match type_registry::attr_value(index, b"__ffi_shallow_copy__") {
-        Some(h) if h.type_index() == ti::kTVMFFIFunction => {
-            Function::from_object(h.get::<ObjectRef>()?)?.call(&[Any::from_object(obj.clone())])?
-        }
-        _ if dataclass::is_dataclass(index) => {
-            let copy = dataclass::new_instance(index)?;
-            for f in type_registry::all_fields(index) {
-                dataclass::set_field(&copy, f, dataclass::get_field(obj, f)?.as_raw())?;
-            }
-            Any::from_object(copy)
-        }
-        _ => {
-            return Err(Error::type_error(
-                "__ffi_shallow_copy__ must be an ffi.Function",
-            ))
+fn call_link(m: &MutatorRef, link: (&Entry, bool), v: &Any) -> Result<Mutated, Error> {
+    let r = if link.1 {
+        call_expected(&link.0.callback, &[v.clone(), Any::from(m.def_region_kind() as i64)])?
+    } else {
+        call_expected(&link.0.callback, std::slice::from_ref(v))?
+    };
+    Ok(protocol::from_value(r))
+}
+
+/// One value of a map: pre-order, the callback first and then descent
+/// into what it returned (in place when that is unique); post-order,
+/// descent first and then the callback on the result.
+fn map_one(m: &MutatorRef, cbs: &[Entry], kinds: &[Entry], post: bool, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {
+    if post {
+        let out = m.default_mutate_raw(value, mode)?;
+        let view = match &out {
+            Some(v) => v.clone(),
+            None => Any::from_view(value)?,
+        };
+        let Some(link) = map_link(cbs, kinds, view.type_index()) else { return Ok(out) };
+        let mapped = call_link(m, link, &view).map_err(|e| update_visit_error_context(e, view.as_raw()))?;
+        return Ok(mapped.or(out));
+    }
+    let Some(link) = map_link(cbs, kinds, value.type_index) else {
+        return m.default_mutate_raw(value, mode);
+    };
+    let mapped = call_link(m, link, &Any::from_view(value)?).map_err(|e| update_visit_error_context(e, value))?;
+    let out = match &mapped {
+        None => m.default_mutate_raw(value, mode)?,
+        Some(r) if protocol::keeps(&mapped, value) => m.default_mutate_raw(r.as_raw(), mode)?,
+        // A fresh result nobody else holds may be changed in place.
+        Some(r) => {
+            // SAFETY: an object view of a live value.
+            let unique = r.type_index() >= ti::kTVMFFIStaticObjectBegin
+                && unsafe { crate::object::strong_count(r.as_raw().value.v_obj) } == 1;
+            let mode = if mode == InplaceMode::Allow && unique { mode } else { InplaceMode::Disallow };
+            m.default_mutate_raw(r.as_raw(), mode)?
         }
     };
-    match copy.as_object() {
-        Some(c) if c.type_index() == index && !c.same_as(obj) => Ok(c),
-        _ => Err(Error::type_error(
-            "Shallow copy callback must return a distinct object with the same type as its input",
-        )),
+    Ok(out.or(mapped))
+}
+
+fn new_mutator(engine: Engine) -> Result<MutatorRef, Error> {
+    ensure_reflection();
+    let obj = ObjectPtr::new(StructuralMutatorObj {
+        base: MutatorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region: AtomicI32::new(def_region::NONE) },
+        engine,
+        remap: Mutex::new(HashMap::new()),
+    })?;
+    MutatorRef::from_object(obj.into_object_ref())
+}
+
+/// A mutator that holds only upstream's prefix: the shallow copy of a
+/// mutator compiled code made (as upstream's copy, it keeps the vtable and
+/// the region, not the engine's own state).
+#[repr(C)]
+struct MutatorPrefixCopy {
+    base: MutatorBase,
+}
+crate::object_type!(MutatorPrefixCopy, "ffi.StructuralMutator");
+
+/// `__ffi_shallow_copy__` of mutators.
+fn shallow_copy_mutator(m: &MutatorRef) -> Result<ObjectRef, Error> {
+    let region = AtomicI32::new(m.def_region_kind());
+    if std::ptr::eq(m.vtable(), &ENGINE_VTABLE) {
+        // SAFETY: the vtable identifies tether's own layout.
+        let this = unsafe { &*(m.as_object().as_ptr() as *const StructuralMutatorObj) };
+        let base = MutatorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region };
+        let remap = Mutex::new(this.remap.lock().clone());
+        return Ok(ObjectPtr::new(StructuralMutatorObj { base, engine: this.engine.clone(), remap })?.into_object_ref());
     }
+    let base = MutatorBase { header: header_placeholder(), vtable: m.vtable(), region };
+    Ok(ObjectPtr::new(MutatorPrefixCopy { base })?.into_object_ref())
 }
 
 /// `root` with the callbacks applied (see the module documentation).
@@ -498,23 +272,32 @@ pub fn structural_map(
     with_kind: Vec<Entry>,
     post_order: bool,
 ) -> Result<Any, Error> {
-    let m = StructuralMutator::new(Engine::Map {
-        callbacks,
-        with_kind,
-        post_order,
-    })?;
-    Ok(m.mutate(&root, InplaceMode::Allow, 0)?.unwrap_or(root))
+    let m = new_mutator(Engine::Map { callbacks, with_kind, post_order })?;
+    Ok(m.mutate_raw(root.as_raw(), InplaceMode::Allow)?.unwrap_or(root))
 }
 
 /// `root` rewritten by callbacks that own their descent.
 pub fn structural_mutate(root: Any, callbacks: Vec<Entry>) -> Result<Any, Error> {
-    let m = StructuralMutator::new(Engine::Mutate { callbacks })?;
-    Ok(m.mutate(&root, InplaceMode::Allow, 0)?.unwrap_or(root))
+    let m = new_mutator(Engine::Mutate { callbacks })?;
+    Ok(m.mutate_raw(root.as_raw(), InplaceMode::Allow)?.unwrap_or(root))
 }
 
 pub(crate) fn ensure_reflection() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        TypeBuilder::<StructuralMutatorObj>::new();
+    static DONE: OnceLock<Result<(), String>> = OnceLock::new();
+    let r = DONE.get_or_init(|| {
+        (|| -> Result<(), Error> {
+            let copy = Function::from_closure(|args| {
+                Ok(Any::from_object(shallow_copy_mutator(&MutatorRef::from_object(arg(args, 0, "self")?)?)?))
+            })?;
+            TypeBuilder::<StructuralMutatorObj>::new()
+                .metadata_sized(kind::UNSUPPORTED, std::mem::size_of::<MutatorBase>())?
+                .fn_attr("__ffi_shallow_copy__", copy)?
+                .type_final(false)?;
+            Ok(())
+        })()
+        .map_err(|e| e.message().to_string())
     });
+    if let Err(m) = r {
+        panic!("registering structural mutate reflection: {m}");
+    }
 }

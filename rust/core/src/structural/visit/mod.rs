@@ -3,13 +3,19 @@
 //! `ffi.VisitInterrupt` signal (static type index 77) and the
 //! `ffi.StructuralVisitor` that carries the traversal.
 //!
+//! * Every visitor speaks TVM-FFI's compiled-in protocol ([`protocol`]): a
+//!   vtable `visit` and the def region at fixed offsets, so a visitor made
+//!   here can be handed to code compiled against the headers and the other
+//!   way round. Tether's visitors keep their callbacks after that prefix.
 //! * A value's children are found by its *default visit*: the type's
-//!   `__s_visit__` hook (an FFI Function called as `hook(visitor, value)`)
-//!   when one is registered, else the elements of Array/List, the values of
-//!   Map/Dict, and the reflected fields of other objects (skipping
-//!   `SEqHashIgnore`; a field flagged `SEqHashDefSimple`/`SEqHashDefPattern`
-//!   is visited inside that def region). PODs, strings and field-less objects
-//!   have no children; None is never visited at all.
+//!   `__s_visit__` hook (a native pointer or an FFI Function, called as
+//!   `hook(visitor, value)`; Array/List visit their elements and Map/Dict
+//!   their values through builtin ones), else the reflected fields of other
+//!   objects (skipping `SEqHashIgnore`; a field flagged
+//!   `SEqHashDefSimple`/`SEqHashDefPattern` is visited inside that def
+//!   region). PODs, strings and field-less objects have no children; None is
+//!   never visited at all. An error leaving a value names it in the error's
+//!   visit error context.
 //! * Def regions: entering a region inside a pattern region has no effect;
 //!   a FreeVar met inside a simple region has its own fields visited outside
 //!   any region (its fields are uses, not definitions).
@@ -26,22 +32,29 @@
 //!   unmatched value gets the default visit.
 //!
 //! Callback tables are `Array<Tuple<int, ffi.Function>>` keyed by type index
-//! (`-1` matches everything), as TVM-FFI's Python layer passes them.
+//! (`-1` matches everything), as TVM-FFI's Python layer passes them; an
+//! `ffi.Error` a callback returns is its failure, as with TVM-FFI's
+//! `CallExpected`.
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::AtomicI32;
 use std::sync::OnceLock;
 
-use crate::abi::{field_flag, type_index as ti, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, Dict, List, Map};
 use crate::error::Error;
-use crate::function::Function;
+use crate::function::{arg, panic_message, Function};
+use crate::native_hook::call_expected;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::type_registry;
 
 use super::typed_args::{find_entry, Entry, Sig};
-use super::{deep_stack, def_region, kind, Global};
+use super::visit_error_context::update_visit_error_context;
+use super::{def_region, kind, Global};
+
+pub mod protocol;
+use protocol::{SendRaw, VisitorBase, VisitorRef, VisitorVTable};
 
 /// The interrupt signal: stops a traversal and carries a payload.
 #[repr(C)]
@@ -81,6 +94,7 @@ pub fn interrupt_value(obj: &ObjectRef) -> Result<Any, Error> {
 /// A traversal's outcome: `None` to continue, or the interrupt.
 pub type Visited = Option<ObjectRef>;
 
+#[derive(Clone)]
 enum Engine {
     Walk {
         callbacks: Vec<Entry>,
@@ -92,18 +106,31 @@ enum Engine {
     },
 }
 
-/// An active traversal: its callbacks and the current def region.
+/// A visitor made by tether: upstream's prefix (header, vtable, def
+/// region), then the engine's callbacks.
 #[repr(C)]
 pub struct StructuralVisitorObj {
-    header: TVMFFIObject,
-    region: AtomicI32,
+    base: VisitorBase,
     engine: Engine,
 }
 crate::object_type!(StructuralVisitorObj, "ffi.StructuralVisitor");
 
-/// A structural visitor (the object callbacks receive).
-#[derive(Clone)]
-pub struct StructuralVisitor(ObjectPtr<StructuralVisitorObj>);
+/// The vtable of tether's visitors.
+static ENGINE_VTABLE: VisitorVTable = VisitorVTable { visit: engine_visit };
+
+/// `visit` of tether's visitors: the callbacks, then the default descent.
+unsafe extern "C" fn engine_visit(p: *mut VisitorBase, value: TVMFFIAny) -> TVMFFIAny {
+    let value = SendRaw(value);
+    let r = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: this vtable is only installed on StructuralVisitorObj,
+        // alive while it is being called.
+        let visitor = unsafe { VisitorRef::from_raw(p) }?;
+        // SAFETY: as above: tether's layout, kept alive by `visitor`.
+        let engine = unsafe { &(*(p as *const StructuralVisitorObj)).engine };
+        engine.visit(&visitor, &value.0)
+    }));
+    protocol::encode(r.unwrap_or_else(|p| Err(Error::runtime_error(format!("structural visit: internal panic: {}", panic_message(&*p))))))
+}
 
 /// The callback result of a walk.
 enum WalkResult {
@@ -144,166 +171,88 @@ fn interrupt_any(v: Visited) -> Any {
     v.map_or_else(Any::none, Any::from_object)
 }
 
-impl StructuralVisitor {
-    fn new(engine: Engine) -> Result<StructuralVisitor, Error> {
-        ensure_reflection();
-        Ok(StructuralVisitor(ObjectPtr::new(StructuralVisitorObj {
-            header: header_placeholder(),
-            region: AtomicI32::new(def_region::NONE),
-            engine,
-        })?))
-    }
-
-    pub fn from_object(obj: ObjectRef) -> Result<StructuralVisitor, Error> {
-        obj.downcast::<StructuralVisitorObj>()
-            .map(StructuralVisitor)
-    }
-
-    fn as_any(&self) -> Any {
-        Any::from_object(self.0.to_object_ref())
-    }
-
-    /// The active def region (`TVMFFIDefRegionKind`).
-    pub fn def_region_kind(&self) -> i32 {
-        self.0.region.load(Ordering::Relaxed)
-    }
-
-    /// Run `body` inside def region `kind` (no effect inside a pattern).
-    pub fn with_def_region_kind<R>(&self, kind: i32, body: impl FnOnce() -> R) -> R {
-        let old = self.def_region_kind();
-        if old == def_region::PATTERN {
-            return body();
-        }
-        self.0.region.store(kind, Ordering::Relaxed);
-        let r = body();
-        self.0.region.store(old, Ordering::Relaxed);
-        r
-    }
-
-    /// Visit `value` through this traversal's callbacks.
-    pub fn visit(&self, value: &Any) -> Result<Visited, Error> {
-        if value.is_none() {
+impl Engine {
+    /// Visit one value; an error leaving it names the value in its visit
+    /// error context.
+    fn visit(&self, visitor: &VisitorRef, value: &TVMFFIAny) -> Result<Visited, Error> {
+        if value.type_index == ti::kTVMFFINone {
             return Ok(None);
         }
-        deep_stack::guarded(|| match &self.0.engine {
-            Engine::Walk {
-                callbacks,
-                with_kind,
-                post_order,
-            } => {
+        self.visit_value(visitor, value).map_err(|e| update_visit_error_context(e, value))
+    }
+
+    fn visit_value(&self, visitor: &VisitorRef, value: &TVMFFIAny) -> Result<Visited, Error> {
+        let owned = Any::from_view(value)?;
+        match self {
+            Engine::Walk { callbacks, with_kind, post_order } => {
                 if !*post_order {
-                    match self.walk_callback(callbacks, with_kind, value)? {
+                    match walk_callback(visitor, callbacks, with_kind, &owned)? {
                         WalkResult::Interrupt(i) => return Ok(Some(i)),
                         WalkResult::Skip => return Ok(None),
                         WalkResult::Advance => {}
                     }
                 }
-                if let Some(i) = self.default_visit(value)? {
+                if let Some(i) = visitor.default_visit(&owned)? {
                     return Ok(Some(i));
                 }
                 if *post_order {
-                    if let WalkResult::Interrupt(i) =
-                        self.walk_callback(callbacks, with_kind, value)?
-                    {
+                    if let WalkResult::Interrupt(i) = walk_callback(visitor, callbacks, with_kind, &owned)? {
                         return Ok(Some(i));
                     }
                 }
                 Ok(None)
             }
-            Engine::Visit { callbacks } => match find_entry(callbacks, value.type_index()) {
-                Some(e) => optional_interrupt(e.callback.call(&[value.clone(), self.as_any()])?),
-                None => self.default_visit(value),
+            Engine::Visit { callbacks } => match find_entry(callbacks, owned.type_index()) {
+                Some(e) => optional_interrupt(call_expected(&e.callback, &[owned, visitor.as_any()])?),
+                None => visitor.default_visit(&owned),
             },
-        })
+        }
     }
+}
 
-    fn walk_callback(
-        &self,
-        callbacks: &[Entry],
-        with_kind: &[Entry],
-        value: &Any,
-    ) -> Result<WalkResult, Error> {
-        if let Some(e) = find_entry(callbacks, value.type_index()) {
-            return walk_result(e.callback.call(std::slice::from_ref(value))?);
-        }
-        if let Some(e) = find_entry(with_kind, value.type_index()) {
-            return walk_result(
-                e.callback
-                    .call(&[value.clone(), Any::from(self.def_region_kind() as i64)])?,
-            );
-        }
-        Ok(WalkResult::Advance)
+fn walk_callback(visitor: &VisitorRef, callbacks: &[Entry], with_kind: &[Entry], value: &Any) -> Result<WalkResult, Error> {
+    if let Some(e) = find_entry(callbacks, value.type_index()) {
+        return walk_result(call_expected(&e.callback, std::slice::from_ref(value))?);
     }
+    if let Some(e) = find_entry(with_kind, value.type_index()) {
+        return walk_result(call_expected(&e.callback, &[value.clone(), Any::from(visitor.def_region_kind() as i64)])?);
+    }
+    Ok(WalkResult::Advance)
+}
 
-    /// Visit the children of `value` (its hook, container items or
-    /// reflected fields), bypassing the callbacks for `value` itself.
-    pub fn default_visit(&self, value: &Any) -> Result<Visited, Error> {
-        let index = value.type_index();
-        if let Some(hook) = type_registry::attr_value(index, b"__s_visit__") {
-            match hook.type_index() {
-                ti::kTVMFFINone => {}
-                ti::kTVMFFIFunction => {
-                    let f = Function::from_object(hook.get::<ObjectRef>()?)?;
-                    return optional_interrupt(f.call(&[self.as_any(), value.clone()])?);
-                }
-                _ => {
-                    return Err(Error::type_error(
-                        "__s_visit__ must be an opaque function pointer or ffi.Function",
-                    ))
-                }
-            }
-        }
-        if !super::is_object_index(index) {
-            return Ok(None);
-        }
-        let obj = value.as_object().expect("object index");
-        match index {
-            ti::kTVMFFIArray => self.visit_all(Array::from_object(obj)?.iter()),
-            ti::kTVMFFIList => self.visit_all(List::from_object(obj)?.to_vec().iter()),
-            ti::kTVMFFIMap => self.visit_all(Map::from_object(obj)?.items().iter().map(|(_, v)| v)),
-            ti::kTVMFFIDict => {
-                self.visit_all(Dict::from_object(obj)?.items().iter().map(|(_, v)| v))
-            }
-            _ => self.visit_fields(&obj),
-        }
-    }
+/// A structural visitor (the object callbacks receive): any visitor,
+/// driven through upstream's protocol.
+pub type StructuralVisitor = VisitorRef;
 
-    fn visit_all<'a>(&self, items: impl Iterator<Item = &'a Any>) -> Result<Visited, Error> {
-        for it in items {
-            if let Some(i) = self.visit(it)? {
-                return Ok(Some(i));
-            }
-        }
-        Ok(None)
-    }
+fn new_visitor(engine: Engine) -> Result<VisitorRef, Error> {
+    ensure_reflection();
+    let obj = ObjectPtr::new(StructuralVisitorObj {
+        base: VisitorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region: AtomicI32::new(def_region::NONE) },
+        engine,
+    })?;
+    VisitorRef::from_object(obj.into_object_ref())
+}
 
-    fn visit_fields(&self, obj: &ObjectRef) -> Result<Visited, Error> {
-        let fields = || -> Result<Visited, Error> {
-            for field in type_registry::all_fields(obj.type_index()) {
-                if field.flags & field_flag::kSEqHashIgnore != 0 {
-                    continue;
-                }
-                let v = super::read_field(obj, field)?;
-                let r = if field.flags & field_flag::kSEqHashDefSimple != 0 {
-                    self.with_def_region_kind(def_region::SIMPLE, || self.visit(&v))
-                } else if field.flags & field_flag::kSEqHashDefPattern != 0 {
-                    self.with_def_region_kind(def_region::PATTERN, || self.visit(&v))
-                } else {
-                    self.visit(&v)
-                }?;
-                if r.is_some() {
-                    return Ok(r);
-                }
-            }
-            Ok(None)
-        };
-        if self.def_region_kind() == def_region::SIMPLE
-            && declared_kind(obj.type_index()) == kind::FREE_VAR
-        {
-            return self.with_def_region_kind(def_region::NONE, fields);
-        }
-        fields()
+/// A visitor that holds only upstream's prefix: the shallow copy of a
+/// visitor compiled code made (as upstream's copy, it keeps the vtable and
+/// the region, not the engine's own state).
+#[repr(C)]
+struct VisitorPrefixCopy {
+    base: VisitorBase,
+}
+crate::object_type!(VisitorPrefixCopy, "ffi.StructuralVisitor");
+
+/// `__ffi_shallow_copy__` of visitors.
+fn shallow_copy_visitor(v: &VisitorRef) -> Result<ObjectRef, Error> {
+    let region = AtomicI32::new(v.def_region_kind());
+    if std::ptr::eq(v.vtable(), &ENGINE_VTABLE) {
+        // SAFETY: the vtable identifies tether's own layout.
+        let engine = unsafe { &(*(v.as_object().as_ptr() as *const StructuralVisitorObj)).engine }.clone();
+        let base = VisitorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region };
+        return Ok(ObjectPtr::new(StructuralVisitorObj { base, engine })?.into_object_ref());
     }
+    let base = VisitorBase { header: header_placeholder(), vtable: v.vtable(), region };
+    Ok(ObjectPtr::new(VisitorPrefixCopy { base })?.into_object_ref())
 }
 
 /// The structural kind a type declares (Unsupported when it has none).
@@ -325,17 +274,12 @@ pub fn structural_walk(
     with_kind: Vec<Entry>,
     post_order: bool,
 ) -> Result<Visited, Error> {
-    StructuralVisitor::new(Engine::Walk {
-        callbacks,
-        with_kind,
-        post_order,
-    })?
-    .visit(root)
+    new_visitor(Engine::Walk { callbacks, with_kind, post_order })?.visit(root)
 }
 
 /// Visit `root`, letting matching callbacks own their descent.
 pub fn structural_visit(root: &Any, callbacks: Vec<Entry>) -> Result<Visited, Error> {
-    StructuralVisitor::new(Engine::Visit { callbacks })?.visit(root)
+    new_visitor(Engine::Visit { callbacks })?.visit(root)
 }
 
 pub(crate) fn ensure_reflection() {
@@ -347,7 +291,13 @@ pub(crate) fn ensure_reflection() {
                 .metadata_with_creator(kind::UNSUPPORTED)?
                 .shallow_copy()?
                 .type_final(true)?;
-            TypeBuilder::<StructuralVisitorObj>::new();
+            let copy = Function::from_closure(|args| {
+                Ok(Any::from_object(shallow_copy_visitor(&VisitorRef::from_object(arg(args, 0, "self")?)?)?))
+            })?;
+            TypeBuilder::<StructuralVisitorObj>::new()
+                .metadata_sized(kind::UNSUPPORTED, std::mem::size_of::<VisitorBase>())?
+                .fn_attr("__ffi_shallow_copy__", copy)?
+                .type_final(false)?;
             Ok(())
         })()
         .map_err(|e| e.message().to_string())
@@ -365,9 +315,9 @@ fn typed(sig: Sig, body: fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>) -> (&'s
     sig.into_global(body)
 }
 
-fn visitor_arg(sig: &Sig, args: &[AnyView<'_>]) -> Result<StructuralVisitor, Error> {
+fn visitor_arg(sig: &Sig, args: &[AnyView<'_>]) -> Result<VisitorRef, Error> {
     ensure_reflection();
-    StructuralVisitor::from_object(sig.object(args, 0, StructuralVisitorObj::type_index())?)
+    VisitorRef::from_object(sig.object(args, 0, StructuralVisitorObj::type_index())?)
 }
 
 pub(crate) fn globals() -> Vec<Global> {
