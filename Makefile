@@ -92,6 +92,11 @@ test-symbols: build
 # headers' inline code fails here.
 PEER_INCLUDE = $$($(PY) -c 'import importlib.util as u, os; \
     print(os.path.join(u.find_spec("tvm_ffi").submodule_search_locations[0], "include"))')
+# The peer's library folder: tests/c/compare_type_attrs loads its
+# libtvm_ffi beside libtether_core (both private to the program) and
+# compares the type-attribute columns and reflection of the core's types.
+PEER_LIB = $$($(PY) -c 'import importlib.util as u, os; \
+    print(os.path.join(u.find_spec("tvm_ffi").submodule_search_locations[0], "lib"))')
 
 test-conformance-cpp: build $(VENV_STAMP)
 	mkdir -p $(TARGET)/upstream_cpp
@@ -107,6 +112,9 @@ test-conformance-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/type_ranges_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/type_ranges_test
 	$(TARGET)/upstream_cpp/type_ranges_test
+	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/compare_type_attrs.c -ldl \
+	    -o $(TARGET)/upstream_cpp/compare_type_attrs
+	$(TARGET)/upstream_cpp/compare_type_attrs $(LIBDIR)/libtether_core.so "$(PEER_LIB)/libtvm_ffi.so"
 	$(MAKE) --no-print-directory test-upstream-tensor test-upstream-modules
 
 # apache-tvm-ffi's own gtest suite (tests/cpp of its sdist, downloaded at
