@@ -161,6 +161,9 @@ CPP_TOOLS := /usr/include/doctest/doctest.h /usr/bin/clang++ /usr/bin/aarch64-li
     /usr/bin/x86_64-w64-mingw32-g++-posix
 CPP_OUT := $(TARGET)/cpp
 CPP_FLAGS := -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include
+# <tether/nanobind.h> is checked warning-free with both compilers too.
+NANOBIND_FLAGS = -I"$$($(PY) -c 'import nanobind; print(nanobind.include_dir())')" \
+    -I"$$($(PY) -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
 
 cpp-toolchains:
 	@for f in $(CPP_TOOLS); do test -e $$f || missing=1; done; \
@@ -186,6 +189,9 @@ test-cpp: build cpp-toolchains $(VENV_STAMP)
 	done
 	clang++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
 	g++ $(CPP_FLAGS) -fsyntax-only tests/python/native/cpp_plugin.cc
+	for cxx in g++ clang++; do \
+	    $$cxx $(CPP_FLAGS) $(NANOBIND_FLAGS) -fsyntax-only tests/python/native/nb_plugin.cc || exit 1; \
+	done
 # Modules: a library written the TVM-FFI way (with its docstring and
 # metadata symbols) and the test that loads it, subclasses ModuleObj and
 # uses imports, the system library and context symbols. The headers' module

@@ -97,8 +97,10 @@ inline int RaiseFromSlot(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIA
   }
 }
 
-/* The Python objects the casters use, looked up once per library. */
-struct Bridge {
+/* The Python objects the casters use, looked up once per library. Hidden,
+ * as nanobind's own types are (GCC warns when a type is more visible than
+ * its fields). */
+struct NB_HIDDEN Bridge {
   ::nanobind::object take;       // tether Function over TakeFromSlot
   ::nanobind::object store;      // tether Function over StoreToSlot
   ::nanobind::object raise;      // tether Function over RaiseFromSlot
