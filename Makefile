@@ -68,14 +68,20 @@ test-cxx-bridge: build
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -fsyntax-only -I$(BRIDGE_GEN)/include -I$(CURDIR)/cpp/include \
 	    $(BRIDGE_GEN)/lib.rs.cc rust/cxx_bridge/src/bridge.cc
 
-# The C test includes only our c_api.h and links the shared library.
+# The testing library (rust/testing: the testing.* globals and test types)
+# for programs whose tests call those globals: it registers them when
+# loaded, and they reference none of its symbols, hence --no-as-needed.
+TESTING_LIB := -Wl,--no-as-needed -ltether_testing -Wl,--as-needed
+
+# The C test includes only our c_api.h and links the shared library (and,
+# where testing.* globals are called, the testing library beside it).
 test-c: build
 	mkdir -p $(TARGET)/ctest
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/abi_test.c \
-	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/abi_test
+	    -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/abi_test
 	$(TARGET)/ctest/abi_test
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/dlpack_test.c \
-	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/dlpack_test
+	    -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/dlpack_test
 	$(TARGET)/ctest/dlpack_test
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/surface_test.c \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/ctest/surface_test
@@ -101,7 +107,7 @@ PEER_LIB = $$($(PY) -c 'import importlib.util as u, os; \
 test-conformance-cpp: build $(VENV_STAMP)
 	mkdir -p $(TARGET)/upstream_cpp
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/static_types_test.cc \
-	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
+	    -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/static_types_test
 	$(TARGET)/upstream_cpp/static_types_test
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/containers_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/containers_test
@@ -174,7 +180,7 @@ test-cpp: build cpp-toolchains $(VENV_STAMP)
 	mkdir -p $(CPP_OUT)/doctest-include
 	ln -sfn /usr/include/doctest $(CPP_OUT)/doctest-include/doctest
 	for cxx in g++ clang++; do \
-	    $$cxx $(CPP_FLAGS) tests/cpp/layer_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	    $$cxx $(CPP_FLAGS) tests/cpp/layer_test.cc -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) \
 	        -o $(CPP_OUT)/layer_test_$$cxx && $(CPP_OUT)/layer_test_$$cxx || exit 1; \
 	done
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -fPIC -shared -I"$(PEER_INCLUDE)" tests/cpp/interop/upstream_side.cc \
@@ -249,7 +255,7 @@ lint: lint-buildifier lint-starlark lint-nix lint-entry-points
 lint-entry-points: build python
 	mkdir -p $(TARGET)/bazel_consumer
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include examples/bazel_consumer/echo_client.cc \
-	    examples/bazel_consumer/echo_client_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	    examples/bazel_consumer/echo_client_test.cc -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) \
 	    -o $(TARGET)/bazel_consumer/echo_client_test
 	$(TARGET)/bazel_consumer/echo_client_test
 	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py

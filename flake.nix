@@ -28,18 +28,22 @@
               || lib.hasPrefix "bazel-" base);
         };
 
-        # The core: libtether_core (the C ABI) with its header, and the rlib.
+        # The core: libtether_core (the C ABI) with its header, and the rlib;
+        # beside it the testing library, libtether_testing (the testing.*
+        # globals and test types, registered into the core when loaded).
         tether-core = pkgs.rustPlatform.buildRustPackage {
           pname = "tether-core";
           inherit version src;
           cargoLock.lockFile = ./Cargo.lock;
-          cargoBuildFlags = [ "-p" "tether-core" "--lib" ];
+          cargoBuildFlags = [ "-p" "tether-core" "-p" "tether-testing" "--lib" ];
           cargoTestFlags = [ "--workspace" "--exclude" "tether-cxx-bridge" ];
           installPhase = ''
             runHook preInstall
             mkdir -p $out/lib $out/include
-            cp target/*/release/libtether_core${pkgs.stdenv.hostPlatform.extensions.sharedLibrary} $out/lib/ \
-              || cp target/release/libtether_core${pkgs.stdenv.hostPlatform.extensions.sharedLibrary} $out/lib/
+            for lib in tether_core tether_testing; do
+              cp target/*/release/lib$lib${pkgs.stdenv.hostPlatform.extensions.sharedLibrary} $out/lib/ \
+                || cp target/release/lib$lib${pkgs.stdenv.hostPlatform.extensions.sharedLibrary} $out/lib/
+            done
             cp -r cpp/include/tether $out/include/
             runHook postInstall
           '';
@@ -62,8 +66,8 @@
             pkgs.cargo
             pkgs.rustc
           ];
-          # build.rs builds the core from ../rust/core; point it at the core
-          # built above instead, so the wheel carries that very library.
+          # build.rs builds the core and the testing library from ../rust;
+          # point it at those built above instead, so the wheel carries them.
           env.TETHER_CORE_LIB_DIR = "${tether-core}/lib";
           pythonImportsCheck = [ "tether" ];
           meta = {
@@ -71,6 +75,11 @@
             license = lib.licenses.asl20;
           };
         };
+
+        # Linking the testing library, whose symbols a test does not name
+        # (it registers at load): ELF linkers must be told to keep it.
+        testingLink = if pkgs.stdenv.isDarwin then "-ltether_testing"
+          else "-Wl,--no-as-needed -ltether_testing -Wl,--as-needed";
 
         testPython = python.withPackages (ps: [ ps.pytest ps.numpy tether-python ]);
       in
@@ -105,10 +114,12 @@
           # The Rust suites (cargo test over the workspace, in the build).
           rust = tether-core.overrideAttrs (_: { doCheck = true; });
 
-          # The C ABI test against the packaged library and header.
+          # The C ABI test against the packaged libraries and header (it
+          # calls testing.* globals: the testing library is linked too).
           c-abi = pkgs.runCommandCC "tether-c-abi-test" { } ''
             cc -std=c11 -Wall -Wextra -Werror -I${tether-core}/include ${./tests/c/abi_test.c} \
-              -L${tether-core}/lib -ltether_core -Wl,-rpath,${tether-core}/lib -o abi_test
+              -L${tether-core}/lib ${testingLink} -ltether_core \
+              -Wl,-rpath,${tether-core}/lib -o abi_test
             ./abi_test
             touch $out
           '';

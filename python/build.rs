@@ -1,26 +1,31 @@
-// Builds the core shared library (libtether_core) from ../rust/core, places it
-// and the C/C++ headers inside the `tether` package so the wheel carries them,
-// and links the extension against that one shared library (found at run time
-// next to the extension through an $ORIGIN / @loader_path rpath). It also
+// Builds the core shared library (libtether_core) from ../rust/core and the
+// testing library (libtether_testing, the `testing.*` globals and test types)
+// from ../rust/testing, places both and the C/C++ headers inside the `tether`
+// package so the wheel carries them, and links the extension against the
+// core, and against the testing library so that loading the extension loads
+// it (as upstream's extension links libtvm_ffi_testing), both found at run
+// time next to the extension through an $ORIGIN / @loader_path rpath. It also
 // compiles two small C files against the target Python's headers: the frames
 // that park daemon threads at interpreter exit (src/exit_park.c, with C
 // exceptions' unwind tables where the compiler has them) and the
 // free-threaded try-incref (src/try_incref.c).
 //
 // TETHER_CORE_LIB_DIR, when set, names a directory that already holds a
-// built core library; it is used instead of building one.
+// built core library and testing library; they are used instead of building
+// them.
 
 use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-fn lib_file_name() -> &'static str {
+/// The file name of the shared library `stem` (`tether_core`, `tether_testing`).
+fn lib_file_name(stem: &str) -> String {
     if cfg!(target_os = "windows") {
-        "tether_core.dll"
+        format!("{stem}.dll")
     } else if cfg!(target_os = "macos") {
-        "libtether_core.dylib"
+        format!("lib{stem}.dylib")
     } else {
-        "libtether_core.so"
+        format!("lib{stem}.so")
     }
 }
 
@@ -78,7 +83,7 @@ fn main() {
     let root = manifest.parent().unwrap().to_path_buf();
     let package = manifest.join("tether");
     println!("cargo:rerun-if-env-changed=TETHER_CORE_LIB_DIR");
-    for dir in ["rust/core/src", "rust/sys/src", "cpp/include"] {
+    for dir in ["rust/core/src", "rust/sys/src", "rust/testing/src", "cpp/include"] {
         println!("cargo:rerun-if-changed={}", root.join(dir).display());
     }
 
@@ -88,7 +93,7 @@ fn main() {
             let target_dir = PathBuf::from(env::var("OUT_DIR").unwrap()).join("core-target");
             let cargo = env::var("CARGO").unwrap_or_else(|_| "cargo".into());
             let mut cmd = Command::new(cargo);
-            cmd.args(["build", "--release", "-p", "tether-core", "--lib", "--manifest-path"])
+            cmd.args(["build", "--release", "-p", "tether-core", "-p", "tether-testing", "--lib", "--manifest-path"])
                 .arg(root.join("Cargo.toml"))
                 .arg("--target-dir")
                 .arg(&target_dir);
@@ -97,17 +102,32 @@ fn main() {
             for var in ["CARGO_ENCODED_RUSTFLAGS", "RUSTFLAGS", "CARGO_BUILD_TARGET", "CARGO_TARGET_DIR"] {
                 cmd.env_remove(var);
             }
-            let status = cmd.status().expect("running cargo to build tether-core");
-            assert!(status.success(), "building tether-core failed");
+            let status = cmd.status().expect("running cargo to build tether-core and tether-testing");
+            assert!(status.success(), "building tether-core and tether-testing failed");
             target_dir.join("release")
         }
     };
-    let lib = lib_dir.join(lib_file_name());
-    assert!(lib.exists(), "core library not found at {}", lib.display());
-    std::fs::copy(&lib, package.join(lib_file_name())).expect("copy core library into the package");
+    for stem in ["tether_core", "tether_testing"] {
+        let lib = lib_dir.join(lib_file_name(stem));
+        assert!(lib.exists(), "{stem} library not found at {}", lib.display());
+        std::fs::copy(&lib, package.join(lib_file_name(stem))).expect("copy the library into the package");
+    }
     copy_dir(&root.join("cpp/include"), &package.join("include"));
 
     println!("cargo:rustc-link-search=native={}", package.display());
+    // The testing library: nothing of it is referenced, so it is kept as a
+    // dependency explicitly (ELF linkers drop unreferenced libraries under
+    // --as-needed; MSVC imports a DLL only for a referenced symbol).
+    if cfg!(target_os = "windows") {
+        println!("cargo:rustc-link-lib=dylib=tether_testing");
+        println!("cargo:rustc-cdylib-link-arg=/INCLUDE:TVMFFITestingDummyTarget");
+    } else if cfg!(target_os = "macos") {
+        println!("cargo:rustc-link-lib=dylib=tether_testing");
+    } else {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--push-state,--no-as-needed");
+        println!("cargo:rustc-cdylib-link-arg=-ltether_testing");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--pop-state");
+    }
     if cfg!(target_os = "macos") {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,@loader_path");
     } else if !cfg!(target_os = "windows") {

@@ -14,13 +14,18 @@
 // against it by path then records `libtether_core.so` as what it needs (not
 // the build directory's path), and the loader finds it by rpath or search
 // path. Mach-O gets its install name from rustc and PE has no such field.
+//
+// Both are plain link args, not cdylib-only ones: Cargo passes a package's
+// cdylib link args on to the cdylibs of packages depending on it, which
+// would give the testing library (rust/testing) the core's SONAME. On the
+// core's own executables (tests, examples) they are harmless.
 fn main() {
     let os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
     let elf = family.split(',').any(|f| f == "unix") && !matches!(os.as_str(), "macos" | "ios" | "tvos" | "watchos" | "visionos");
     if elf {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-Bsymbolic");
-        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libtether_core.so");
+        println!("cargo:rustc-link-arg=-Wl,-Bsymbolic");
+        println!("cargo:rustc-link-arg=-Wl,-soname,libtether_core.so");
     }
     // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_bridge):
     // C++17, its own minimal declarations, no TVM-FFI header.

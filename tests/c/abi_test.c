@@ -201,8 +201,9 @@ static void test_functions(void) {
   TVMFFIObjectHandle g = global("c_test.adder");
   CHECK(g == f);
   TVMFFIObjectDecRef(g);
-  /* A builtin's name is taken too, and the method-info form refuses the
-   * same way; the first registration stays. */
+  /* A name the testing library (linked beside the core) registered is
+   * taken too, and the method-info form refuses the same way; the first
+   * registration stays. */
   TVMFFIByteArray builtin = ba("testing.echo");
   CHECK(TVMFFIFunctionSetGlobal(&builtin, f, 0) != 0 && raised_matches("ValueError", "already registered"));
   TVMFFIMethodInfo minfo;
@@ -215,7 +216,8 @@ static void test_functions(void) {
   CHECK(g != NULL && g != f);
   TVMFFIObjectDecRef(g);
 
-  /* A builtin Rust function, called from C: echo returns its argument. */
+  /* A Rust function of the testing library, called from C: echo returns
+   * its argument. */
   TVMFFIObjectHandle echo = global("testing.echo");
   CHECK(echo != NULL);
   TVMFFIAny farg;

@@ -1,6 +1,8 @@
 /* The C functions of the library surface beyond objects and tensors:
  * arbitrary-precision integers, the host environment's entry points and
- * the module symbol registries, through the C ABI only. Prints
+ * the module symbol registries, through the C ABI only; and the core on
+ * its own (this test does not link the testing library) having no
+ * `testing.*` global. Prints
  * "N passed, N failed" and exits nonzero on any failure. */
 #include <stdint.h>
 #include <stdio.h>
@@ -96,7 +98,26 @@ static void test_module_symbols(void) {
   CHECK(TVMFFIEnvModRegisterContextSymbol(NULL, &anchor) != 0 && raised_matches("ValueError", "name is NULL"));
 }
 
+/* The testing globals live in libtether_testing, which this program does
+ * not load: the core alone registers none of them. */
+static void test_no_testing_globals(void) {
+  const char* names[] = {"testing.echo", "testing.apply", "testing.nop", "testing.apply_n", "testing.raise_error",
+                         "testing.object_use_count", "testing.test_raise_error"};
+  for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); ++i) {
+    TVMFFIByteArray name = ba(names[i]);
+    TVMFFIObjectHandle f = NULL;
+    CHECK(TVMFFIFunctionGetGlobal(&name, &f) == 0 && f == NULL);
+  }
+  TVMFFIByteArray key = ba("testing.TestIntPair");
+  int32_t index = -1;
+  CHECK(TVMFFITypeKeyToIndex(&key, &index) != 0);
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  if (err != NULL) TVMFFIObjectDecRef(err);
+}
+
 int main(void) {
+  test_no_testing_globals();
   test_big_int();
   test_env_capi();
   test_module_symbols();

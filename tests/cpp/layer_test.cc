@@ -325,7 +325,7 @@ TEST_CASE("global functions: registration at static initialisation, lookup, over
   CHECK_THROWS_AS(reflection::GlobalDef().def("cpptest.add", []() { return 0; }), Error);
   reflection::GlobalDef().def("cpptest.add2", [](int a) { return a + 2; });
   CHECK(Function::GetGlobalRequired("cpptest.add2")(1).cast<int>() == 3);
-  // The core's own globals are reachable too.
+  // So are the testing library's (linked beside the core).
   CHECK(Function::GetGlobalRequired("testing.echo")(7).cast<int>() == 7);
 }
 

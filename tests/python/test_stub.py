@@ -78,7 +78,9 @@ def test_python_blocks_for_globals_and_types(tmp_path, capsys):
     assert "        def __init__(self, a: int = ..., b: int = ..., c: int = ...) -> None: ..." in text
     assert "    c: int\n" in text and "    b: int\n" not in text
     # imports only what is used, under TYPE_CHECKING, and __all__ lists functions and classes
-    assert "if TYPE_CHECKING:\n    from typing import Any\n" in text
+    # (the testing library's typed globals name containers, tensors and its TestIntPair)
+    assert "if TYPE_CHECKING:\n    from collections.abc import" in text
+    assert "    from tether.testing import TestIntPair\n    from typing import Any, Callable\n" in text
     assert '    "Base",\n    "Leaf",\n' in text and '    "echo",\n' in text
     compile(text, "api.py", "exec")
     # a second run changes nothing

@@ -52,25 +52,29 @@ export CFLAGS="-fsanitize=thread" CXXFLAGS="-fsanitize=thread"
 # Line tables: TSan's stacks name files and lines.
 export CARGO_PROFILE_RELEASE_DEBUG=line-tables-only
 export CARGO_TARGET_DIR=$out/cargo
-cargo build -Zbuild-std --release -p tether-core --lib --target "$triple" --manifest-path "$root/Cargo.toml"
+cargo build -Zbuild-std --release -p tether-core -p tether-testing --lib --target "$triple" --manifest-path "$root/Cargo.toml"
 core_dir=$CARGO_TARGET_DIR/$triple/release
 rm -rf "$out/wheels"
-# The extension's build script copies the core it links into the package
-# folder of the source tree (python/tether/), which every build of the
-# package shares: put back what was there once the instrumented wheel is
-# built, so a later `make python` or `make test-freethreaded`, whose cached
-# build script will not copy again, does not ship the instrumented core.
-pkg_core=$root/python/tether/libtether_core.so
-saved_core=$out/libtether_core.so.saved
-rm -f "$saved_core"
-test -f "$pkg_core" && cp -p "$pkg_core" "$saved_core"
+# The extension's build script copies the core and the testing library it
+# links into the package folder of the source tree (python/tether/), which
+# every build of the package shares: put back what was there once the
+# instrumented wheel is built, so a later `make python` or `make
+# test-freethreaded`, whose cached build script will not copy again, does
+# not ship the instrumented libraries.
+libs="libtether_core.so libtether_testing.so"
+for l in $libs; do
+  rm -f "$out/$l.saved"
+  test -f "$root/python/tether/$l" && cp -p "$root/python/tether/$l" "$out/$l.saved"
+done
 restore_core() {
-  if test -f "$saved_core"; then mv -f "$saved_core" "$pkg_core"; else rm -f "$pkg_core"; fi
+  for l in $libs; do
+    if test -f "$out/$l.saved"; then mv -f "$out/$l.saved" "$root/python/tether/$l"; else rm -f "$root/python/tether/$l"; fi
+  done
 }
 trap restore_core EXIT
-# The instrumented core goes in explicitly: the build script, when cargo
+# The instrumented libraries go in explicitly: the build script, when cargo
 # has it cached, copies nothing, and the folder may hold another build's.
-cp -f "$core_dir/libtether_core.so" "$pkg_core"
+for l in $libs; do cp -f "$core_dir/$l" "$root/python/tether/$l"; done
 # The extension links the core built above (TETHER_CORE_LIB_DIR) instead of
 # building its own: python/build.rs builds that one without these flags.
 TETHER_CORE_LIB_DIR=$core_dir PATH="$venv/bin:$PATH" "$venv/bin/maturin" build --quiet --release --auditwheel skip \
@@ -81,7 +85,7 @@ trap - EXIT
 unset RUSTUP_TOOLCHAIN RUSTFLAGS CC CXX CFLAGS CXXFLAGS CARGO_PROFILE_RELEASE_DEBUG CARGO_TARGET_DIR
 
 pkg=$("$vpy" -c 'import os, tether; print(os.path.dirname(tether.__file__))')
-for lib in "$pkg"/_ffi*.so "$pkg"/libtether_core.so; do
+for lib in "$pkg"/_ffi*.so "$pkg"/libtether_core.so "$pkg"/libtether_testing.so; do
   nm -D --undefined-only "$lib" | grep ' __tsan_func_entry$' >/dev/null || { log "$lib is not instrumented"; exit 1; }
 done
 "$vpy" -c 'import sys, tether; assert not sys._is_gil_enabled(), "importing tether enabled the GIL"'

@@ -45,6 +45,8 @@ let
       (check (builtins.all (has c) [ "rust" "c-abi" "python" ]) "${system}: checks")
       (check c.rust.args.doCheck "${system}: the rust check runs the tests")
       (check (builtins.match ".*abi_test.*" c.c-abi.args.script != null) "${system}: the C check runs abi_test")
+      (check (builtins.match ".*-ltether_testing.*" c.c-abi.args.script != null) "${system}: the C check links the testing library")
+      (check (builtins.elem "tether-testing" core.cargoBuildFlags) "${system}: tether-core's build makes the testing library too")
       (check (builtins.match ".*pytest.*" c.python.args.script != null) "${system}: the Python check runs pytest")
     ];
 in

@@ -29,6 +29,7 @@ in
   stdenv = {
     cc = pkg "cc";
     hostPlatform.extensions.sharedLibrary = if builtins.match ".*darwin" system != null then ".dylib" else ".so";
+    isDarwin = builtins.match ".*darwin" system != null;
   };
   rustPlatform = {
     buildRustPackage = args: drv "buildRustPackage" args.pname args;

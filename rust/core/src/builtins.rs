@@ -1,11 +1,11 @@
 //! Global functions every process has: the registry's own helpers, the
-//! container globals (`containers::globals`), run-time type registration,
-//! and the `testing.*` helpers.
+//! container globals (`containers::globals`) and run-time type
+//! registration. The `testing.*` globals live in the testing library
+//! (rust/testing), loaded beside the core, never in it.
 
 use crate::any::{Any, AnyView};
 use crate::error::Error;
 use crate::function::{arg, Function};
-use crate::object::ObjectRef;
 
 type Builtin = (&'static str, Result<Function, Error>);
 
@@ -44,29 +44,6 @@ pub(crate) fn all() -> Vec<Builtin> {
         ),
         ("ffi.FunctionRemoveGlobal", f(|args| Ok(Any::from(Function::remove_global(&arg::<String>(args, 0, "name")?))))),
         ("tether.dataclass.RegisterType", crate::dataclass::register_type_global()),
-        ("testing.echo", f(|args| args.first().map_or(Ok(Any::none()), |a| a.to_owned()))),
-        (
-            "testing.object_use_count",
-            f(|args| Ok(Any::from(arg::<ObjectRef>(args, 0, "obj")?.use_count() as i64 - 1))),
-        ),
-        (
-            // testing.apply_n(callable, n, *args): call `callable(*args)` n times.
-            "testing.apply_n",
-            f(|args| {
-                let func = Function::from_object(arg(args, 0, "callable")?)?;
-                let n: i64 = arg(args, 1, "n")?;
-                let mut last = Any::none();
-                for _ in 0..n {
-                    last = func.call_views(&args[2..])?;
-                }
-                Ok(last)
-            }),
-        ),
-        (
-            // testing.raise_error(kind, message)
-            "testing.raise_error",
-            f(|args| Err(Error::new(arg::<String>(args, 0, "kind")?, arg::<String>(args, 1, "message")?))),
-        ),
     ]);
     all.extend(crate::dataclass::auto_init::globals());
     all.extend(crate::dataclass::py_class::globals());

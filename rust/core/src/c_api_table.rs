@@ -93,7 +93,7 @@ mod tests {
         // SAFETY: a valid output slot.
         unsafe { (t.TVMFFIGetVersion)(&mut v) };
         assert_eq!(v, VERSION);
-        let name = TVMFFIByteArray::from_slice(b"testing.echo");
+        let name = TVMFFIByteArray::from_slice(b"ffi.Array");
         let mut f: TVMFFIObjectHandle = std::ptr::null_mut();
         // SAFETY: a valid name and output slot; we own the returned reference.
         unsafe {

@@ -71,7 +71,7 @@ fn custom_allocator_sees_every_allocation_and_free() -> Result<(), Error> {
         vec![FieldSpec { name: "v".into(), kind: FieldKind::Any, flags: 0, frozen: false }],
     )?;
     let _ = Point::type_index();
-    let _ = Function::get_global("testing.echo");
+    let _ = Function::get_global("ffi.Array");
 
     // SAFETY: the entry is a static that lives for the process.
     unsafe { alloc_header::set_allocator(std::ptr::addr_of_mut!(ENTRY))? };
