@@ -323,20 +323,6 @@ pub fn opaque_from_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*m
 
 // ---- FFI -> Python --------------------------------------------------------------
 
-/// # Safety
-/// `h` is a live String/Bytes object.
-unsafe fn bytes_cell<'a>(h: *mut TVMFFIObject) -> &'a [u8] {
-    // SAFETY: the byte array follows the header and points into the object.
-    unsafe {
-        let b = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIByteArray);
-        if b.size == 0 {
-            &[]
-        } else {
-            std::slice::from_raw_parts(b.data as *const u8, b.size)
-        }
-    }
-}
-
 fn decode(py: Python<'_>, b: &[u8]) -> PyResult<PyObject> {
     Ok(PyString::new(py, std::str::from_utf8(b).map_err(|_| PyValueError::new_err("FFI string is not valid UTF-8"))?).into_any().unbind())
 }
@@ -366,14 +352,14 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                     Ok(PyBytes::new(py, b).into_any().unbind())
                 }
             }
+            // Heap strings come back as `tether.core.String`/`Bytes`
+            // holding the object (the +1 moves into it).
             ti::kTVMFFIStr | ti::kTVMFFIBytes => {
-                let h = raw.value.v_obj;
-                let _owner = OwnedAny(raw);
-                let b = bytes_cell(h);
-                if raw.type_index == ti::kTVMFFIStr {
-                    decode(py, b)
+                let obj = crate::string_values::string_object_to_py(raw.value.v_obj);
+                if obj.is_null() {
+                    Err(PyErr::fetch(py))
                 } else {
-                    Ok(PyBytes::new(py, b).into_any().unbind())
+                    Ok(Py::from_owned_ptr(py, obj))
                 }
             }
             ti::kTVMFFIOpaquePyObject => {
@@ -430,10 +416,18 @@ pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
                 TVMFFIObjectIncRef(v.value.v_obj as *mut c_void);
                 any_to_py(py, OwnedAny(*v))
             }
+            // Borrowed C strings and byte arrays come back as plain values.
             ti::kTVMFFIRawStr | ti::kTVMFFIByteArrayPtr => {
-                let mut owned = TVMFFIAny::NONE;
-                check(py, TVMFFIAnyViewToOwnedAny(v, &mut owned))?;
-                any_to_py(py, OwnedAny(owned))
+                let obj = if v.type_index == ti::kTVMFFIRawStr {
+                    crate::string_values::raw_str_to_py(v.value.v_c_str)
+                } else {
+                    crate::string_values::byte_array_to_py(v.value.v_ptr as *const TVMFFIByteArray)
+                };
+                if obj.is_null() {
+                    Err(PyErr::fetch(py))
+                } else {
+                    Ok(Py::from_owned_ptr(py, obj))
+                }
             }
             _ => any_to_py(py, OwnedAny(*v)),
         }

@@ -29,10 +29,12 @@ mod function_type;
 mod handle_pin;
 mod kept_memory;
 mod nested;
+mod object_ops;
 mod py_allocator;
 mod registry;
 mod seq_index;
 mod side_table;
+mod string_values;
 mod tie_state;
 mod tying_lock;
 mod value_classes;
@@ -483,30 +485,6 @@ fn set_hooks(py: Python<'_>, error_from_ffi: PyObject, error_kind: PyObject, val
     registry::set_hooks(py, registry::Hooks { error_from_ffi, error_kind, value_from_protocol })
 }
 
-/// The FFI object a value converts to, as a wrapper: strings and bytes
-/// stored out of line come back as their `ffi.String`/`ffi.Bytes` object
-/// (other values as `any_to_py` returns them; None for inline strings).
-#[pyfunction]
-fn to_object(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-    let v = convert::py_to_any(py, value)?;
-    match v.0.type_index {
-        ti::kTVMFFIStr | ti::kTVMFFIBytes => {
-            let raw = v.into_raw();
-            // SAFETY: an owned object value; its +1 moves into the wrapper.
-            unsafe {
-                let cls = registry::class_for(py, raw.type_index).inspect_err(|_| drop(OwnedAny(raw)))?;
-                let obj = tie_state::make_ret_object(raw.value.v_obj, cls);
-                if obj.is_null() {
-                    return Err(PyErr::fetch(py));
-                }
-                Ok(Py::from_owned_ptr(py, obj))
-            }
-        }
-        ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => Ok(py.None()),
-        _ => convert::any_to_py(py, v),
-    }
-}
-
 /// A new `ffi.Error` object.
 #[pyfunction]
 fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyResult<PyObject> {
@@ -533,22 +511,6 @@ fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     }
 }
 
-/// The text of a String or Bytes object wrapper.
-#[pyfunction]
-fn string_object_bytes<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Bound<'py, pyo3::types::PyBytes>> {
-    let h = handle_of(wrapper(obj)?)?;
-    // SAFETY: live handle; String and Bytes objects have a byte array after the header.
-    unsafe {
-        let t = (*h).type_index;
-        if t != ti::kTVMFFIStr && t != ti::kTVMFFIBytes {
-            return Err(PyTypeError::new_err(format!("expected ffi.String or ffi.Bytes, got {}", registry::type_key_of(t))));
-        }
-        let b = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIByteArray);
-        let s = if b.size == 0 { &[][..] } else { std::slice::from_raw_parts(b.data as *const u8, b.size) };
-        Ok(pyo3::types::PyBytes::new(py, s))
-    }
-}
-
 #[pymodule(gil_used = false)]
 fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -570,8 +532,11 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(error_new, m)?)?;
     m.add_function(wrap_pyfunction!(error_backtrace, m)?)?;
-    m.add_function(wrap_pyfunction!(to_object, m)?)?;
-    m.add_function(wrap_pyfunction!(string_object_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(string_values::to_object, m)?)?;
+    m.add_function(wrap_pyfunction!(string_values::string_object_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(string_values::register_string_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(object_ops::move_handle, m)?)?;
+    m.add_function(wrap_pyfunction!(object_ops::register_type_attr, m)?)?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;
     m.add_function(wrap_pyfunction!(register_class, m)?)?;
     m.add_function(wrap_pyfunction!(function_type::install_function_call, m)?)?;

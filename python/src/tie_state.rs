@@ -366,6 +366,18 @@ unsafe fn settled<'b, 'a>(b: &'b Binding<'a>) -> Locked<'b, 'a> {
     }
 }
 
+/// A new wrapper of `cls` owning the caller's +1 on `h`, bound to nothing
+/// and never canonical: its death releases the +1 and leaves the binding
+/// alone (the wrapper a `String`/`Bytes` value keeps). A new reference, or
+/// NULL with the Python exception set (the +1 released).
+///
+/// # Safety
+/// As for [`make_ret_object`].
+pub unsafe fn untied_wrapper(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) -> *mut ffi::PyObject {
+    // SAFETY: per the caller.
+    unsafe { fresh_wrapper(h, cls) }
+}
+
 /// A new wrapper of `cls` owning the caller's +1 on `h`, not bound.
 ///
 /// # Safety
@@ -473,6 +485,32 @@ unsafe fn rebind(h: *mut TVMFFIObject, from: usize, to: usize) {
 pub unsafe fn bind_if_detached(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) {
     // SAFETY: per the caller.
     unsafe { rebind(h, 0, obj as usize) }
+}
+
+/// A handle moving from wrapper `from` to the handle-less wrapper `to`
+/// (`Object.__move_handle_from__`): `to` takes over the binding if `from`
+/// held it, or becomes canonical if the handle had no wrapper. Returns
+/// false, changing nothing, while `from`'s handle is being moved into a
+/// running call (Moving). Set `to`'s handle before and clear `from`'s
+/// after, so no lookup finds a canonical wrapper without a handle.
+///
+/// # Safety
+/// GIL held; `from` is a live wrapper owning +1 on `h`; `to` a live
+/// wrapper whose handle field already holds `h`.
+pub unsafe fn move_binding(h: *mut TVMFFIObject, from: *mut ffi::PyObject, to: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller; module invariants.
+    unsafe {
+        let b = Binding::of(h);
+        let held = settled(&b);
+        let cur = held.word();
+        if cur == from as usize | MOVING {
+            return false;
+        }
+        if cur == from as usize || cur == 0 {
+            held.publish(to as usize);
+        }
+        true
+    }
 }
 
 /// Before a wrapper's handle is moved out: unbind it if canonical.

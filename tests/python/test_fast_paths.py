@@ -42,6 +42,16 @@ class Derived(Node):
     extra: int = 7
 
 
+def returned_type(value):
+    """The type a value comes back from the FFI as: strings and bytes
+    beyond 7 bytes (heap objects) as tether.core.String/Bytes."""
+    if isinstance(value, str) and len(value.encode()) > 7:
+        return tether.core.String
+    if isinstance(value, bytes) and len(value) > 7:
+        return tether.core.Bytes
+    return type(value)
+
+
 def test_field_reads_return_each_kind_of_value():
     leaf = Leaf(3)
     n = Node(-5, 2.5, "text that is longer than a small string", True, leaf, leaf)
@@ -55,7 +65,7 @@ def test_field_reads_return_each_kind_of_value():
         if isinstance(value, list):
             assert list(got) == value
         else:
-            assert type(got) is type(value) and (got == value or got is value)
+            assert type(got) is returned_type(value) and (got == value or got is value)
     assert n.a is opaque
     n.leaf = None
     assert n.leaf is None
@@ -174,7 +184,7 @@ def test_callback_arguments_and_results_of_every_kind():
     for v in values:
         got = []
         result = apply_n(lambda x: got.append(x) or x, 1, v)
-        assert got[0] == v and result == v and type(got[0]) is type(v) and type(result) is type(v)
+        assert got[0] == v and result == v and type(got[0]) is returned_type(v) and type(result) is returned_type(v)
     for v in (leaf, arr, opaque):  # wrappers and opaque objects keep their identity
         got = []
         assert apply_n(lambda x: got.append(x) or x, 1, v) is v and got[0] is v
@@ -394,7 +404,7 @@ def test_zero_argument_callbacks_return_every_kind_and_raise():
     leaf = Leaf(2)
     for v in (None, 3, -1.5, True, leaf, "a string longer than seven bytes", b"b"):
         got = apply_n(lambda: v, 3)
-        assert got == v and type(got) is type(v)
+        assert got == v and type(got) is returned_type(v)
     assert apply_n(lambda: leaf, 1) is leaf
 
     def fails():

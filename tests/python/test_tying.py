@@ -194,9 +194,13 @@ def test_str_and_bytes_are_value_types():
         data: object = None
 
     n = Named("a name long enough to live on the heap", b"some bytes long enough")
-    assert type(n.name) is str and n.name == "a name long enough to live on the heap"
-    assert type(n.data) is bytes and n.data == b"some bytes long enough"
-    assert echo("short") == "short"
+    # Heap strings come back as String/Bytes values holding the object,
+    # each read a new value (no identity), as tvm_ffi's do.
+    assert type(n.name) is tether.core.String and n.name == "a name long enough to live on the heap"
+    assert type(n.data) is tether.core.Bytes and n.data == b"some bytes long enough"
+    assert n.name is not n.name
+    assert n.name._tvm_ffi_cached_object.same_as(n.name._tvm_ffi_cached_object)
+    assert type(echo("short")) is str and echo("short") == "short"
 
 
 def test_registering_new_types_between_accesses_keeps_revival(holder):

@@ -279,5 +279,5 @@ def _lookup_type_attr(type_index: int, attr_key: str, ancestor: bool = False):
 
 
 def _register_type_attr(type_index: int, attr_key: str, value) -> None:
-    """Set type attribute ``attr_key`` of ``type_index`` (``ffi.TypeRegisterAttr``)."""
-    _ffi.call(_builtin("ffi.RegisterTypeAttr"), type_index, attr_key, value)
+    """Set type attribute ``attr_key`` of ``type_index`` (the core's ``TVMFFITypeRegisterAttr``)."""
+    _ffi.register_type_attr(type_index, attr_key, value)

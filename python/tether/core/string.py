@@ -75,3 +75,5 @@ class _BytesObj(Object):
 for _index_, _cls in ((65, _StringObj), (66, _BytesObj)):
     _register_class(_index_, _cls)
 del _index_, _cls
+
+_ffi.register_string_classes(String, Bytes)
