@@ -54,6 +54,26 @@ fn python_include_dir() -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).expect("UTF-8 path").trim())
 }
 
+/// `libtvm_ffi.so` (ELF only): an empty library with that SONAME that
+/// depends on the core, for native code linked against apache-tvm-ffi's
+/// library (see src/tvm_ffi_soname.c).
+fn build_tvm_ffi_soname_library(manifest: &Path, package: &Path) {
+    println!("cargo:rerun-if-changed=src/tvm_ffi_soname.c");
+    let compiler = cc::Build::new().get_compiler();
+    let out = package.join("libtvm_ffi.so");
+    let status = compiler
+        .to_command()
+        .args(["-shared", "-fPIC", "-o"])
+        .arg(&out)
+        .arg(manifest.join("src/tvm_ffi_soname.c"))
+        .args(["-Wl,-soname,libtvm_ffi.so", "-Wl,--no-as-needed"])
+        .arg(format!("-L{}", package.display()))
+        .args(["-ltether_core", "-Wl,-rpath,$ORIGIN"])
+        .status()
+        .expect("running the C compiler for libtvm_ffi.so");
+    assert!(status.success(), "building libtvm_ffi.so failed");
+}
+
 fn main() {
     // cfg(Py_GIL_DISABLED) and friends for the interpreter being built for.
     pyo3_build_config::use_pyo3_cfgs();
@@ -113,6 +133,10 @@ fn main() {
         std::fs::copy(&lib, package.join(lib_file_name(stem))).expect("copy the library into the package");
     }
     copy_dir(&root.join("cpp/include"), &package.join("include"));
+
+    if target_os == "linux" {
+        build_tvm_ffi_soname_library(&manifest, &package);
+    }
 
     println!("cargo:rustc-link-search=native={}", package.display());
     // The testing library: nothing of it is referenced, so it is kept as a

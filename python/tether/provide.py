@@ -56,6 +56,31 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
 
 
 _finder: Optional[_AliasFinder] = None
+_soname_library = None  # kept loaded for the life of the process
+
+
+def _load_soname_library() -> None:
+    """Load tether's ``libtvm_ffi.so`` (ELF platforms), so that native
+    libraries needing ``libtvm_ffi.so`` bind to tether's core. Refused when
+    another ``libtvm_ffi.so`` (apache-tvm-ffi's) is mapped already."""
+    global _soname_library
+    from pathlib import Path
+
+    path = Path(__file__).with_name("libtvm_ffi.so")
+    if not path.is_file():
+        return  # macOS and Windows: libraries bind to the core they linked against
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            mapped = {line.split()[-1] for line in maps if line.rstrip().endswith("/libtvm_ffi.so")}
+    except OSError:
+        mapped = set()
+    others = {m for m in mapped if Path(m).resolve() != path.resolve()}
+    if others:
+        raise RuntimeError("cannot serve as tvm_ffi: another libtvm_ffi.so is loaded in this process "
+                           f"({', '.join(sorted(others))})")
+    import ctypes
+
+    _soname_library = ctypes.CDLL(str(path))
 
 
 def is_providing_tvm_ffi() -> bool:
@@ -79,6 +104,7 @@ def provide_tvm_ffi() -> None:
             "cannot serve as tvm_ffi: apache-tvm-ffi is already imported in this process "
             f"(from {getattr(loaded, '__file__', '?')}); call tether.provide_tvm_ffi() "
             "(or set TETHER_PROVIDE_TVM_FFI=1) before anything imports tvm_ffi")
+    _load_soname_library()
     _finder = _AliasFinder()
     sys.meta_path.insert(0, _finder)
     # Modules already imported under tether's name become visible under the alias now.

@@ -14,7 +14,8 @@ Rooms, bottom up (each imports only those above it in this list):
 * ``type_info``, ``type_schema`` — reflection and declared types;
 * ``sentinels`` — ``MISSING``/``KWARGS``, the values crossing into constructors;
 * ``any_value`` — ``CAny``, one owned FFI value;
-* ``registration`` — wrapper classes registered by type index.
+* ``registration`` — wrapper classes registered by type index;
+* ``side_table`` — the post-collection sweep of headerless objects' entries.
 
 Higher modules register into this package (``_set_class_dtype``,
 ``_WITH_APPEND_BACKTRACE``, ``__object_repr__``); nothing here imports them.
@@ -44,6 +45,7 @@ from . import error as _error_room, converter as _converter
 
 _builtin_table.load()
 _ffi.set_hooks(_error_room._py_error_of, _error_room._kind_of, _converter._value_from_protocol)
+from . import side_table as _side_table  # noqa: E402,F401  (installs the post-collection sweep)
 
 from .dtype import (  # noqa: E402
     _CLASS_DTYPE, DataType, _convert_numpy_dtype_to_ffi_dtype, _convert_torch_dtype_to_ffi_dtype,
