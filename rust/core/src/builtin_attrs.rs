@@ -11,7 +11,7 @@
 //! visitors, mutators, structural keys, visit error contexts).
 //!
 //! [`ensure`] runs once per process; the type registry calls it before
-//! answering a column or attribute lookup. A lookup made while the
+//! answering a column, attribute or type-info lookup. A lookup made while the
 //! registration itself runs (on the same thread) answers from what is
 //! registered so far instead of waiting for itself.
 

@@ -295,6 +295,8 @@ pub fn key_to_index(key: &[u8]) -> Option<i32> {
 
 /// The type info of a registered object type.
 pub fn type_info(index: i32) -> Option<&'static TVMFFITypeInfo> {
+    // The builtin types' metadata is part of the start-up registration.
+    crate::builtin_attrs::ensure();
     info_in(&registry().read(), index)
 }
 
