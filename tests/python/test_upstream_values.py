@@ -252,7 +252,6 @@ def test_float_schema_takes_ints_beyond_int64():
         TypeSchema("float").convert(10**400)
 
 
-@pytest.mark.xfail(reason="py_class float fields pass ints unconverted (dataclasses/field_types.py)", strict=False)
 def test_float_fields_take_ints_beyond_int64():
     @py_class("tests.upstream_values.F")
     class F(Object):

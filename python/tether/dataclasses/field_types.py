@@ -76,8 +76,22 @@ def _is_int(v: Any) -> bool:
     return isinstance(v, int)
 
 
-def _is_float(v: Any) -> bool:
-    return isinstance(v, (int, float))
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+
+
+def _to_float(v: Any) -> Any:
+    """A float field's value: floats and int64-range ints as they are (the
+    core stores them as doubles), wider ints as floats (TypeError when too
+    large even for a float), nothing else."""
+    if isinstance(v, float) or (isinstance(v, int) and _INT64_MIN <= v <= _INT64_MAX):
+        return v
+    if isinstance(v, int):
+        try:
+            return float(v)
+        except OverflowError:
+            raise TypeError(f"expected float, got an int too large to convert to float ({v.bit_length()} bits)") \
+                from None
+    raise TypeError(f"expected float, got {type_name(v)}")
 
 
 def _is_bool(v: Any) -> bool:
@@ -188,8 +202,8 @@ def field_type_of(tp: Any, self_cls: Any = None) -> FieldType:
     if tp is int:
         return FieldType("int", "int", _expect("int", _is_int), schema=tp, identity_types=frozenset((int, bool)))
     if tp is float:
-        return FieldType("float", "float", _expect("float", _is_float), schema=tp,
-                         identity_types=frozenset((float, int, bool)))
+        # int is not passed through unchecked: one beyond int64 becomes a float.
+        return FieldType("float", "float", _to_float, schema=tp, identity_types=frozenset((float, bool)))
     if tp is str:
         return FieldType("str", "str", _expect("str", lambda v: isinstance(v, str)), schema=tp,
                          identity_types=frozenset((str,)))
