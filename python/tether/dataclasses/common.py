@@ -6,9 +6,12 @@ dicts, other values are deep-copied)."""
 from __future__ import annotations
 
 import copy
-from typing import Any, Callable
+import functools
+from collections import namedtuple
+from typing import Any, Callable, Iterable
 
 from .. import container, core
+from ..core import CAny, TypeSchema, _to_py_class_value
 
 __all__ = ["asdict", "astuple", "fields", "is_dataclass", "replace"]
 
@@ -28,6 +31,50 @@ def fields(obj_or_cls: Any) -> tuple:
                         f"got {type(obj_or_cls).__name__}")
     cls = obj_or_cls if isinstance(obj_or_cls, type) else type(obj_or_cls)
     return tuple(cls.__tether_fields__)
+
+
+def _schema_of(f: Any) -> Any:
+    """The ``TypeSchema`` converting a field's values: its cached schema,
+    else (a py_class field's storage check) the schema of its annotation."""
+    schema = f._ty_schema
+    if isinstance(schema, core.TypeSchema):
+        return schema
+    annotation = getattr(schema, "schema", None) if schema is not None else None
+    if annotation is None:
+        annotation = f.type
+    return TypeSchema.from_annotation(annotation)
+
+
+def _make_namedtuple(typename: str, fields: tuple) -> Any:
+    """A plain ``collections.namedtuple`` over ``fields`` (all required, in
+    the given order) whose construction, ``_make`` and ``_replace`` convert
+    each value as the field converts it; the Field records are left as
+    they are (the schemas are kept in the constructor's closure)."""
+    cls: Any = namedtuple(typename, [f.name for f in fields])
+    names = cls._fields
+    schemas = tuple(_schema_of(f) for f in fields)
+    cls.__annotations__ = {f.name: f.type for f in fields if f.type is not None}
+    base_new = cls.__new__
+    base_make = cls._make.__func__
+
+    @functools.wraps(base_new)
+    def converting_new(klass: type, /, *args: Any, **kwargs: Any) -> Any:
+        values = base_new(klass, *args, **kwargs)
+        out = []
+        for name, schema, value in zip(names, schemas, values):
+            try:
+                converted = schema.convert(value)
+                out.append(_to_py_class_value(converted) if isinstance(converted, CAny) else converted)
+            except TypeError as e:
+                raise TypeError(f"{typename}.{name}: {e}") from e
+        return base_new(klass, *out)
+
+    def converting_make(klass: Any, iterable: Iterable[Any]) -> Any:
+        return klass(*base_make(klass, iterable))
+
+    cls.__new__ = staticmethod(converting_new)
+    cls._make = classmethod(converting_make)
+    return cls
 
 
 def replace(obj: Any, /, **changes: Any) -> Any:
