@@ -16,7 +16,7 @@ import operator
 from typing import Callable, Iterable, TypeVar
 
 from . import _ffi
-from .core import Object, _builtin, _register_class
+from .core import MISSING, Object, _builtin, _register_class  # noqa: F401  (MISSING: tvm_ffi.container's name)
 
 __all__ = ["Array", "List", "Map", "Dict", "Shape", "KeysView", "ValuesView", "ItemsView",
            "getitem_helper", "normalize_index"]

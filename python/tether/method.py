@@ -28,7 +28,7 @@ def method(fn=None, *, static: bool = False):
             for name, value in bound.arguments.items():
                 schema = schemas.get(name)
                 if schema is not None:
-                    bound.arguments[name] = schema.convert(value)
+                    bound.arguments[name] = schema.convert_value(value)
             return f(*bound.args, **bound.kwargs)
 
         typed.__tvm_ffi_method__ = True

@@ -159,8 +159,8 @@ def test_type_schema_converts_with_tvm_ffi_rules():
     assert TypeSchema.from_annotation(List[int]).repr() == "List[int]"
     assert TypeSchema.from_annotation(Optional[Union[int, str]]).repr() == "int | str | None"
     assert TypeSchema.from_json_str('{"type":"ffi.Map","args":[{"type":"str"},{"type":"int"}]}').repr() == "Map[str, int]"
-    assert TypeSchema("float").convert(3) == 3.0 and type(TypeSchema("float").convert(3)) is float
-    assert TypeSchema("int").convert(np.int32(7)) == 7
+    assert TypeSchema("float").convert_value(3) == 3.0 and type(TypeSchema("float").convert_value(3)) is float
+    assert TypeSchema("int").convert_value(np.int32(7)) == 7
     converted = type_schema.check_field_value(List[int], [1, np.int64(2)])
     assert isinstance(converted, tether.List) and list(converted) == [1, 2]
     with pytest.raises(TypeError, match=r"type conversion failed for List\[int\]: element \[1\]: expected int, got str"):
@@ -169,10 +169,10 @@ def test_type_schema_converts_with_tvm_ffi_rules():
         type_schema.check_field_value(Dict[str, float], {"k": "x"})
     with pytest.raises(TypeError, match=r"expected int \| str, got float"):
         TypeSchema.from_annotation(Union[int, str]).check_value(1.5)
-    assert TypeSchema("Optional", (TypeSchema("int"),)).convert(None) is None
+    assert TypeSchema("Optional", (TypeSchema("int"),)).convert_value(None) is None
     arr = tether.Array([1, 2])
-    assert TypeSchema("Array", (TypeSchema("int"),)).convert(arr) is arr  # already conforming: unchanged
-    assert TypeSchema("Object").convert(arr) is arr
+    assert TypeSchema("Array", (TypeSchema("int"),)).convert_value(arr) is arr  # already conforming: unchanged
+    assert TypeSchema("Object").convert_value(arr) is arr
     with pytest.raises(TypeError, match="expected ffi.Array, got ffi.Map"):
         TypeSchema("ffi.Array", origin_type_index=71).check_value(tether.Map({}))
 

@@ -246,10 +246,10 @@ def test_big_int_keys_are_found_by_value(make):
 
 
 def test_float_schema_takes_ints_beyond_int64():
-    assert TypeSchema("float").convert(2**70) == float(2**70)
-    assert TypeSchema("float").convert(-(2**63) - 1) == float(-(2**63) - 1)
+    assert TypeSchema("float").convert_value(2**70) == float(2**70)
+    assert TypeSchema("float").convert_value(-(2**63) - 1) == float(-(2**63) - 1)
     with pytest.raises(OverflowError):
-        TypeSchema("float").convert(10**400)
+        TypeSchema("float").convert_value(10**400)
 
 
 def test_float_fields_take_ints_beyond_int64():

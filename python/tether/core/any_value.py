@@ -26,6 +26,13 @@ class CAny:
     def __init__(self, value: Any = None) -> None:
         self._value = convert(value)
 
+    @classmethod
+    def _from_converted(cls, value: Any) -> "CAny":
+        """A CAny holding ``value``, already in its FFI form."""
+        out = cls.__new__(cls)
+        out._value = value
+        return out
+
     @property
     def type_index(self) -> int:
         v = self._value

@@ -33,6 +33,7 @@ from .. import _ffi
 from .function import Function
 from .object import Object, ObjectConvertible, _class_for_index
 from .string import Bytes, PyNativeObject, String
+from .any_value import CAny
 
 __all__ = ["TypeSchema", "check_field_value"]
 
@@ -244,7 +245,15 @@ class TypeSchema:
         except _ConvertError as err:
             raise TypeError(f"type check failed for {self!r}: {err}") from None
 
-    def convert(self, value):
+    def convert(self, value) -> "CAny":
+        """``value`` converted to this type, as an owned FFI value (``CAny``;
+        ``_to_py_class_value`` gives the Python value back). TypeError
+        naming the schema and the offending part otherwise."""
+        return CAny._from_converted(self.convert_value(value))
+
+    def convert_value(self, value):
+        """``value`` converted to this type, as the Python value it crosses
+        as (``[1, 2]`` to ``List[int]`` becomes a ``tether.List``)."""
         try:
             return self._convert(value)
         except _ConvertError as err:
@@ -445,7 +454,7 @@ def check_field_value(schema, value):
     Python annotation) and return it converted; TypeError otherwise."""
     if not isinstance(schema, TypeSchema):
         schema = TypeSchema._from_maybe_json(schema) if isinstance(schema, (str, dict)) else TypeSchema.from_annotation(schema)
-    return schema.convert(value)
+    return schema.convert_value(value)
 
 
 # tvm_ffi's names for the origin tables and the converter.
@@ -477,7 +486,7 @@ class _TypeConverter:
         self.schema = schema
 
     def convert(self, value: Any) -> Any:
-        return check_field_value(self.schema, value)
+        return self.schema.convert(value)
 
     __call__ = convert
 
