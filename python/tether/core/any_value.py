@@ -66,4 +66,9 @@ def _to_py_class_value(value: CAny) -> Any:
     """The Python value a ``CAny`` holds."""
     if not isinstance(value, CAny):
         raise TypeError(f"_to_py_class_value needs a CAny, got {type(value).__name__}")
-    return value._value
+    v = value._value
+    # As a call returns them: strings and bytes as the str/bytes subclasses
+    # that keep their FFI object.
+    if type(v) is str or type(v) is bytes:
+        return convert(v)
+    return v

@@ -34,6 +34,8 @@ from .function import Function
 from .object import Object, ObjectConvertible, _class_for_index
 from .string import Bytes, PyNativeObject, String
 from .any_value import CAny
+from .device import Device
+from .dtype import DataType
 
 __all__ = ["TypeSchema", "check_field_value"]
 
@@ -200,6 +202,10 @@ class TypeSchema:
             return TypeSchema("str" if issubclass(annotation, str) else "bytes")
         if isinstance(annotation, type) and hasattr(annotation, "__dlpack__"):
             return TypeSchema("Tensor")
+        if isinstance(annotation, type) and (issubclass(annotation, (DataType, _dtype_class()))):
+            return TypeSchema("dtype")
+        if isinstance(annotation, type) and issubclass(annotation, Device):
+            return TypeSchema("Device")
         raise TypeError(f"Cannot convert {annotation!r} to TypeSchema")
 
     # ---- rendering ----------------------------------------------------------------
@@ -262,6 +268,12 @@ class TypeSchema:
     def _convert(self, value, depth: int = 0):
         value = _normalize(value, depth)
         return _CONVERTERS.get(self.origin, _convert_object)(self, value)
+
+
+def _dtype_class() -> type:
+    import sys
+
+    return sys.modules[__package__]._CLASS_DTYPE
 
 
 def _derives(child: int, parent: int) -> bool:
