@@ -4,6 +4,7 @@ objects attached to native classes, and methods registered as type
 methods."""
 
 import itertools
+from typing import List, Optional
 
 import pytest
 
@@ -43,3 +44,85 @@ def test_make_namedtuple_keeps_a_cached_schema_and_the_field():
     assert record.__annotations__ == {}
     assert type(record(2).scale) is float
     assert f.type is None
+
+
+def test_decorators_carry_dataclass_transform_metadata():
+    from tether.dataclasses.field import _field_converter
+
+    for deco in (dc.py_class, dc.c_class):
+        meta = deco.__dataclass_transform__
+        assert meta["kwargs"]["converter"] is _field_converter
+        assert dc.field in meta["field_specifiers"] and dc.Field in meta["field_specifiers"]
+
+
+def test_forward_reference_waits_for_a_later_class():
+    @dc.py_class(_key("Early"))
+    class Early(Object):
+        value: int
+        ref: "Optional[Late]"  # noqa: F821 - defined below
+
+    assert "__tvm_ffi_type_info__" not in Early.__dict__
+
+    @dc.py_class(_key("Late"))
+    class Late(Object):
+        value: int
+
+    assert "__tvm_ffi_type_info__" in Early.__dict__
+    late = Late(value=2)
+    obj = Early(value=1, ref=late)
+    assert obj.ref is late and obj.ref.value == 2
+
+
+def test_mutual_references_in_one_scope():
+    @dc.py_class(_key("Left"))
+    class Left(Object):
+        rights: "List[Right]"  # noqa: F821
+
+    @dc.py_class(_key("Right"))
+    class Right(Object):
+        left: "Optional[Left]" = None
+
+    r = Right()
+    assert Left(rights=[r]).rights[0] is r
+
+
+def test_unresolvable_annotations_fail_at_instantiation_listing_each():
+    ns = {"__name__": "tests.dc_upstream.broken", "py_class": dc.py_class, "Object": Object}
+    exec(f"@py_class({_key('Broken')!r})\nclass Broken(Object):\n    a: 'NeverDefined'\n    b: 'len(1)'\n", ns)
+    with pytest.raises(TypeError, match="Cannot instantiate Broken: unresolved forward references") as e:
+        ns["Broken"]()
+    assert "a: NeverDefined" in str(e.value) and "b: len(1)" in str(e.value)
+
+
+def test_c_class_fields_are_attached_to_type_fields():
+    from tether.dataclasses.c_class import _attach_field_objects
+    from tether.testing import TestIntPair
+
+    info = TestIntPair.__tvm_ffi_type_info__
+    assert [tf.dataclass_field.name for tf in info.fields] == ["a", "b"]
+    assert all(tf.dataclass_field.type is int for tf in info.fields)
+    saved = [tf.dataclass_field for tf in info.fields]
+    try:
+        _attach_field_objects(type("Bare", (), {}), info)
+        assert all(isinstance(tf.dataclass_field, dc.Field) and tf.dataclass_field.type is None
+                   for tf in info.fields)
+    finally:
+        for tf, f in zip(info.fields, saved):
+            tf.dataclass_field = f
+
+
+def test_enum_state_is_the_types_ffi_enum_attribute():
+    from tether.dataclasses.enum import ENUM_STATE_ATTR
+
+    class Flag(dc.Enum, type_key=_key("Flag")):
+        OFF = dc.auto()
+        ON = dc.auto()
+
+    state = tether.core._lookup_type_attr(Flag.__tvm_ffi_type_info__.type_index, ENUM_STATE_ATTR)
+    assert isinstance(state, dc.EnumState)
+    assert {f.name for f in dc.fields(state)} == {"entries", "indexes", "attrs"}
+    assert list(state.entries) == [Flag.OFF, Flag.ON]
+    assert state.indexes[0].same_as(Flag.OFF) and state.indexes["ON"].same_as(Flag.ON)
+    label = Flag.def_attr("label")
+    label[Flag.ON] = "on"
+    assert state.attrs["label"][Flag.ON] == "on"

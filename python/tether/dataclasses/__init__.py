@@ -22,7 +22,7 @@ from dataclasses import FrozenInstanceError
 from ..core import Object
 from .c_class import c_class
 from .common import asdict, astuple, fields, is_dataclass, replace
-from .enum import Enum, EnumAttrMap, IntEnum, StrEnum, auto, entry
+from .enum import Enum, EnumAttrMap, EnumState, IntEnum, StrEnum, auto, entry
 from .field import KW_ONLY, Field, field, init_property
 from .missing import MISSING
 from .py_class import py_class
@@ -30,7 +30,7 @@ from . import _resolve_fields  # noqa: E402,F401  (tvm_ffi.dataclasses' submodul
 from .gen_abi_cpp import gen_abi_cpp  # noqa: E402,F401  (the function shadows its module, as in tvm_ffi)
 
 __all__ = [
-    "KW_ONLY", "MISSING", "Enum", "EnumAttrMap", "Field", "FrozenInstanceError", "IntEnum", "Object", "StrEnum",
+    "KW_ONLY", "MISSING", "Enum", "EnumAttrMap", "EnumState", "Field", "FrozenInstanceError", "IntEnum", "Object", "StrEnum",
     "asdict", "astuple", "auto", "c_class", "entry", "field", "fields", "init_property", "is_dataclass",
     "py_class", "replace",
 ]

@@ -15,6 +15,8 @@ import typing
 from typing import Any, Callable, TypeVar
 
 from .. import _ffi, core
+from .field import _field_converter, field
+from .transform import dataclass_transform
 from .dunders import install_dunders
 from .field import (FLAG_COMPARE_OFF, FLAG_HAS_DEFAULT, FLAG_HASH_OFF, FLAG_INIT_OFF, FLAG_KW_ONLY,
                     FLAG_REPR_OFF, FLAG_SEQ_HASH_DEF_PATTERN, FLAG_SEQ_HASH_DEF_SIMPLE, FLAG_SEQ_HASH_IGNORE,
@@ -49,19 +51,43 @@ def _structural_eq(flags: int) -> Any:
     return None
 
 
+def _field_of(name: str, flags: int, hints: dict, frozen: bool, doc: Any = None) -> Field:
+    """The :class:`Field` record of one reflected field, from its flags."""
+    f = Field(name=name, default=NATIVE_DEFAULT if flags & FLAG_HAS_DEFAULT else Field().default,
+              frozen=frozen or not flags & FLAG_WRITABLE, init=not flags & FLAG_INIT_OFF,
+              repr=not flags & FLAG_REPR_OFF, hash=not flags & FLAG_HASH_OFF,
+              compare=not flags & FLAG_COMPARE_OFF, kw_only=bool(flags & FLAG_KW_ONLY),
+              structural_eq=_structural_eq(flags), doc=doc)
+    f.type = hints.get(name)
+    f._ty_schema = field_type_of(f.type) if f.type is not None else None
+    return f
+
+
 def _fields_of(type_index: int, hints: dict, frozen: bool) -> list:
-    out = []
-    for name, desc in _ffi.type_info(type_index)["fields"]:
-        flags = desc.flags
-        f = Field(name=name, default=NATIVE_DEFAULT if flags & FLAG_HAS_DEFAULT else Field().default,
-                  frozen=frozen or not flags & FLAG_WRITABLE, init=not flags & FLAG_INIT_OFF,
-                  repr=not flags & FLAG_REPR_OFF, hash=not flags & FLAG_HASH_OFF,
-                  compare=not flags & FLAG_COMPARE_OFF, kw_only=bool(flags & FLAG_KW_ONLY),
-                  structural_eq=_structural_eq(flags))
-        f.type = hints.get(name)
-        f._ty_schema = field_type_of(f.type) if f.type is not None else None
-        out.append((f, desc))
-    return out
+    return [(_field_of(name, desc.flags, hints, frozen), desc) for name, desc in _ffi.type_info(type_index)["fields"]]
+
+
+def _hints(cls: type) -> dict:
+    try:
+        return typing.get_type_hints(cls)
+    except Exception:  # noqa: BLE001 - unresolvable annotations leave the types unknown
+        return {}
+
+
+def _attach_field_objects(cls: type, type_info: Any, *, frozen: bool = False) -> None:
+    """Give every own reflected field of ``type_info`` its :class:`Field`
+    record (``TypeField.dataclass_field``), typed from ``cls``'s
+    annotations where they resolve (as TVM-FFI's ``c_class`` does)."""
+    hints = _hints(cls)
+    for tf in type_info.fields or ():
+        tf.dataclass_field = _field_of(tf.name, tf.flags, hints, frozen, tf.doc)
+
+
+def _attach_own(type_info: Any, own: list) -> None:
+    by_name = {f.name: f for f in own}
+    for tf in getattr(type_info, "fields", None) or ():
+        if tf.name in by_name:
+            tf.dataclass_field = by_name[tf.name]
 
 
 def native_fields(cls: type) -> list:
@@ -75,6 +101,8 @@ def native_fields(cls: type) -> list:
     return found
 
 
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
+                     converter=_field_converter)
 def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True, eq: bool = False,
             order: bool = False, unsafe_hash: bool = False, match_args: bool = True) -> Callable[[_T], _T]:
     """Register ``cls`` as the class of the native type ``type_key`` and
@@ -89,10 +117,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         # The dataclass __init__ below replaces register_object's generic one.
         cls = core.register_object(type_key, init=False)(cls)
         index = cls.__tether_type_index__
-        try:
-            hints = typing.get_type_hints(cls)
-        except Exception:
-            hints = {}
+        hints = _hints(cls)
         own = []
         for f, desc in _fields_of(index, hints, frozen):
             own.append(f)
@@ -101,6 +126,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
                 setattr(cls, f.name, FieldProperty(f.name, desc, None, bool(f.frozen), f, f.doc))
         cls.__tether_own_fields__ = tuple(own)
         cls.__tether_fields__ = tuple(native_fields(cls))
+        _attach_own(getattr(cls, "__tvm_ffi_type_info__", None), own)
         install_dunders(cls, list(cls.__tether_fields__), init=init, repr=repr, eq=eq, order=order,
                         unsafe_hash=unsafe_hash, match_args=match_args, py_class_mode=False)
         cls.__ffi_is_dataclass__ = True

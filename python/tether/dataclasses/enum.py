@@ -9,10 +9,11 @@ follows declaration order, ``entry(...)`` gives values to extra fields,
 ``IntEnum``/``StrEnum`` expose ``value``, and ``EnumAttrMap`` attaches
 per-variant attributes.
 
-Difference from TVM-FFI: the registry of variants lives in Python (on the
-class) rather than in an ``ffi.EnumState`` type attribute, so native code
-cannot look variants up by index; and ``ffi.Enum`` is a run-time type, so
-enums defined natively in C++ are not adopted.
+The registry of variants is an ``ffi.EnumState`` object (``entries``,
+``indexes`` by int and str index, per-variant ``attrs``) kept as the
+enum type's ``__ffi_enum__`` type attribute, as in TVM-FFI. Difference:
+``ffi.EnumState`` and ``ffi.Enum`` are run-time types here (tether's core
+registers neither), so enums defined natively in C++ are not adopted.
 """
 
 from __future__ import annotations
@@ -20,14 +21,14 @@ from __future__ import annotations
 import typing
 from typing import Any, ClassVar, Iterator
 
-from .. import core
+from .. import container, core
+from .field import field
 from .missing import MISSING
 from .py_class import py_class
 
-__all__ = ["Enum", "EnumAttrMap", "IntEnum", "StrEnum", "auto", "entry", "ENUM_STATE_ATTR"]
+__all__ = ["Enum", "EnumAttrMap", "EnumState", "IntEnum", "StrEnum", "auto", "entry", "ENUM_STATE_ATTR"]
 
-# The type attribute under which tvm_ffi keeps an enum's state; tether keeps
-# it on the Python class, so native code finds no value under this name.
+# The type attribute under which an enum type keeps its EnumState.
 ENUM_STATE_ATTR = "__ffi_enum__"
 
 _INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
@@ -67,13 +68,15 @@ def _normalize_index(index: Any) -> Any:
     raise TypeError(f"enum index must be int or str, got {type(index).__name__}")
 
 
-class _State:
-    __slots__ = ("entries", "indexes", "attrs")
+@py_class("ffi.EnumState")
+class EnumState(core.Object):
+    """The variants of one enum type: ``entries`` in declaration order,
+    ``indexes`` by int and str index, and ``attrs`` (per attribute name,
+    a Dict from variant to value)."""
 
-    def __init__(self) -> None:
-        self.entries: list = []
-        self.indexes: dict = {}
-        self.attrs: dict = {}
+    entries: container.List[core.Object] = field(default_factory=container.List)
+    indexes: container.Dict[Any, core.Object] = field(default_factory=container.Dict)
+    attrs: container.Dict[str, container.Dict[core.Object, Any]] = field(default_factory=container.Dict)
 
 
 def _state(cls: type) -> Any:
@@ -176,7 +179,8 @@ class EnumAttrMap:
         if state is None:
             return None
         if create:
-            return state.attrs.setdefault(self._name, {})
+            if self._name not in state.attrs:
+                state.attrs[self._name] = container.Dict()
         return state.attrs.get(self._name)
 
     def __setitem__(self, variant: object, value: Any) -> None:
@@ -261,7 +265,8 @@ def _collect(cls: type, payload: Any) -> tuple:
 
 
 def _resolve(cls: type, binders: list, declarations: dict, payload: Any) -> None:
-    state = _State()
+    state = EnumState()
+    core._register_type_attr(cls.__tvm_ffi_type_info__.type_index, ENUM_STATE_ATTR, state)
     cls.__ffi_enum_state__ = state
     for alias in binders:
         if payload is int:
@@ -302,7 +307,7 @@ def _create(cls: type, int_index: int, str_index: str, declaration: _EnumEntry) 
         raise TypeError(f"{cls.__name__}.{str_index}: invalid enum entry: {err}") from None
 
 
-def _register(state: _State, instance: Any) -> None:
+def _register(state: EnumState, instance: Any) -> None:
     state.entries.append(instance)
     state.indexes[instance._int_index] = instance
     state.indexes[instance._str_index] = instance

@@ -310,7 +310,10 @@ def _python_field_schema(info: TypeInfo, name: str) -> Optional[TypeSchema]:
 
 
 def _native_field_schema(field: Any) -> Optional[TypeSchema]:
-    raw = field.metadata.get("type_schema")
+    metadata = getattr(field, "metadata", None)
+    if metadata is None:  # a bare field record: its schema, if it has one
+        return getattr(field, "ty", None)
+    raw = metadata.get("type_schema")
     if raw is None:
         return None
     return TypeSchema.from_json_str(raw) if isinstance(raw, str) else TypeSchema.from_json_obj(raw)
@@ -582,6 +585,13 @@ class _Lowering:
         )
         alignment = max([_OBJECT_HEADER_ALIGN] + [f.alignment for node in _lineage(info) for f in node.fields or ()])
         return _Struct(info, _cpp_name(info.type_key), base, alignment, int(_total_size(info)), members)
+
+
+class _Generator(_Lowering):
+    """tvm_ffi's name for the lowering, with its per-field entry point."""
+
+    def _lower_field(self, field: Any, owner: TypeInfo) -> _Carrier:
+        return self.field(owner, field, _is_python_defined(owner))
 
 
 # ---------------------------------------------------------------------------

@@ -14,6 +14,7 @@ installs the dataclass methods (``dunders``).
 from __future__ import annotations
 
 import copy
+import functools
 import sys
 import typing
 from typing import Any, Callable, ClassVar, Optional
@@ -22,8 +23,11 @@ from ..core.type_info import type_info_of_index
 from ..method import method  # noqa: F401  (tvm_ffi.dataclasses.py_class's name)
 
 from .. import _ffi, core
+from .transform import dataclass_transform
+from .deferred import UnresolvedAnnotations, by_module, defer, flush, from_other_modules, is_pending, note_registered
 from .dunders import install_dunders
-from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field, field, init_property)
+from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field, _field_converter, field,
+                    init_property)
 from .field_property import FieldProperty
 from .field_types import field_type_of
 from .missing import MISSING
@@ -49,14 +53,22 @@ def _owners(cls: type, parent: type) -> list:
             if b is not object and b not in represented and b.__dict__.get("__annotations__")]
 
 
-def _resolve(owner: type, cls: type, caller_locals: Optional[dict] = None) -> dict:
+def _resolve(owner: type, cls: type, caller_locals: Optional[dict] = None,
+             caller_globals: Optional[dict] = None) -> dict:
+    """The resolved annotations of ``owner``'s body; UnresolvedAnnotations
+    (listing each one that fails) when some cannot be evaluated yet."""
     module = sys.modules.get(owner.__module__)
-    globalns = dict(vars(module)) if module is not None else {}
+    globalns = dict(vars(module)) if module is not None else dict(caller_globals or {})
     # Names local to the function that defines the class (a class defined
-    # beside it, as in ``a: Inner``) resolve as they would in its body.
-    localns = dict(caller_locals or {})
+    # beside it, as in ``a: Inner``) resolve as they would in its body, and
+    # so do the py_classes of its module (before the module binds them).
+    localns = from_other_modules(cls.__module__)
+    localns.update(by_module(owner.__module__))
+    localns.update(by_module(cls.__module__))
+    localns.update(caller_locals or {})
     localns.update({cls.__name__: cls, owner.__name__: owner})
     out = {}
+    problems = []
     for name, annotation in owner.__dict__.get("__annotations__", {}).items():
         if annotation is KW_ONLY or annotation == "KW_ONLY" or annotation == "dataclasses.KW_ONLY":
             out[name] = KW_ONLY
@@ -64,9 +76,12 @@ def _resolve(owner: type, cls: type, caller_locals: Optional[dict] = None) -> di
         if isinstance(annotation, str):
             try:
                 annotation = eval(annotation, globalns, localns)  # noqa: S307 - class annotations
-            except Exception as e:
-                raise TypeError(f"{cls.__name__}.{name}: cannot resolve annotation {annotation!r}: {e}") from None
+            except Exception as e:  # noqa: BLE001 - reported with the others
+                problems.append(f"{name}: {annotation} ({e})")
+                continue
         out[name] = annotation
+    if problems:
+        raise UnresolvedAnnotations(cls, problems)
     return out
 
 
@@ -79,7 +94,7 @@ def _collect_fields(cls: type, parent: type, params: dict) -> list:
     ip_funcs: dict = {}
     kw_only_active = params["kw_only"]
     for owner in _owners(cls, parent):
-        for name, tp in _resolve(owner, cls, params.get("caller_locals")).items():
+        for name, tp in _resolve(owner, cls, params.get("caller_locals"), params.get("caller_globals")).items():
             if _is_class_var(tp):
                 continue
             if tp is KW_ONLY:
@@ -153,6 +168,8 @@ def _register(cls: type, key: str, parent: type, own: list, structure_kind: int)
                      structure_kind)
 
 
+@dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
+                     converter=_field_converter)
 def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, frozen: bool = False,
              init: bool = True, repr: bool = True, eq: bool = False, order: bool = False,
              unsafe_hash: bool = False, match_args: bool = True, kw_only: bool = False,
@@ -175,28 +192,24 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, 
     # A snapshot of the defining scope's names, read when the decorator runs
     # (module scope: its globals, which _resolve reads anyway).
     caller_locals = caller.f_locals if caller.f_locals is not caller.f_globals else None
+    caller_globals = caller.f_globals
     del caller
 
     def decorator(cls: type) -> type:
         if not (isinstance(cls, type) and issubclass(cls, core.Object)):
             raise TypeError(f"{getattr(cls, '__name__', cls)} must inherit from a registered FFI Object type "
                             f"(e.g. tvm_ffi.Object)")
-        parent = _registered_parent(cls)
-        if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
-            _adopt_native_fields(parent)
-        key = explicit_key or f"{cls.__module__}.{cls.__qualname__}"
-        own = _collect_fields(cls, parent, dict(params, caller_locals=caller_locals))
-        index = _register(cls, key, parent, own, STRUCTURE_KINDS[structural_eq])
-        core._register_class(index, cls)
-        all_fields = list(getattr(parent, "__tether_fields__", ())) + own
-        cls.__tether_fields__ = tuple(all_fields)
-        cls.__tether_own_fields__ = tuple(own)
-        core_fields = dict(_ffi.type_info(index)["fields"])
-        for f in own:
-            setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
-        install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
-        cls.__ffi_is_dataclass__ = True
-        cls.__tvm_ffi_type_info__ = type_info_of_index(index)
+        finish = functools.partial(_finish, cls, explicit_key, dict(params, caller_locals=caller_locals,
+                                                                     caller_globals=caller_globals),
+                                   structural_eq)
+        try:
+            if is_pending(cls):
+                raise UnresolvedAnnotations(cls, ["a base class waits for its annotations"])
+            finish()
+        except UnresolvedAnnotations:
+            defer(cls, finish)
+            return cls
+        flush()
         return cls
 
     if cls_or_type_key is None:
@@ -207,6 +220,29 @@ def py_class(cls_or_type_key: Any = None, /, *, type_key: Optional[str] = None, 
     if isinstance(cls_or_type_key, type):
         return decorator(cls_or_type_key)
     raise TypeError(f"py_class: expected str or type, got {type(cls_or_type_key)}")
+
+
+def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq: Optional[str]) -> None:
+    """Resolve the fields of ``cls``, register its type and install its
+    field properties and methods (UnresolvedAnnotations, registering
+    nothing, while an annotation names something not defined yet)."""
+    parent = _registered_parent(cls)
+    own = _collect_fields(cls, parent, params)
+    if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
+        _adopt_native_fields(parent)
+    key = explicit_key or f"{cls.__module__}.{cls.__qualname__}"
+    index = _register(cls, key, parent, own, STRUCTURE_KINDS[structural_eq])
+    core._register_class(index, cls)
+    all_fields = list(getattr(parent, "__tether_fields__", ())) + own
+    cls.__tether_fields__ = tuple(all_fields)
+    cls.__tether_own_fields__ = tuple(own)
+    core_fields = dict(_ffi.type_info(index)["fields"])
+    for f in own:
+        setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
+    install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
+    cls.__ffi_is_dataclass__ = True
+    cls.__tvm_ffi_type_info__ = type_info_of_index(index)
+    note_registered(cls)
 
 
 def params_for_dunders(params: dict) -> dict:
