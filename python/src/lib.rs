@@ -537,6 +537,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(string_values::register_string_classes, m)?)?;
     m.add_function(wrap_pyfunction!(object_ops::move_handle, m)?)?;
     m.add_function(wrap_pyfunction!(object_ops::register_type_attr, m)?)?;
+    m.add_function(wrap_pyfunction!(object_ops::register_type_method, m)?)?;
     m.add_function(wrap_pyfunction!(install_slots, m)?)?;
     m.add_function(wrap_pyfunction!(register_class, m)?)?;
     m.add_function(wrap_pyfunction!(function_type::install_function_call, m)?)?;

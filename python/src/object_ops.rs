@@ -1,7 +1,9 @@
 //! Operations on wrappers and types that the pure-Python layer calls
 //! directly: moving a handle from one wrapper to another
 //! (`Object.__move_handle_from__`) and registering a type attribute
-//! (`tether.core._register_type_attr`, the core's `TVMFFITypeRegisterAttr`).
+//! (`tether.core._register_type_attr`, the core's `TVMFFITypeRegisterAttr`)
+//! or a type method (`py_class`'s `@tvm_ffi.method`s, the core's
+//! `TVMFFITypeRegisterMethod`).
 //!
 //! SAFETY invariants of this module: wrappers are checked to be wrappers
 //! (the `CObject` layout) before their fields are read; the GIL is held.
@@ -66,5 +68,34 @@ pub fn register_type_attr(py: Python<'_>, type_index: i32, name: &str, value: &B
     // SAFETY: a valid name and value, alive for the call; the core copies
     // the value (taking its own reference) and does not keep the name.
     let rc = unsafe { TVMFFITypeRegisterAttr(type_index, &n, &v.0) };
+    check(py, rc)
+}
+
+/// `_ffi.register_type_method(type_index, name, func, is_static,
+/// metadata_json)`: add a method to a type's reflection record (its
+/// `TypeInfo.methods`); `func` (a callable, converted to an FFI Function)
+/// takes the object first unless `is_static`. The core copies the record
+/// and keeps its own reference to the Function.
+#[pyfunction]
+pub fn register_type_method(
+    py: Python<'_>,
+    type_index: i32,
+    name: &str,
+    func: &Bound<'_, PyAny>,
+    is_static: bool,
+    metadata_json: &str,
+) -> PyResult<()> {
+    let method = convert::py_to_any(py, func)?;
+    let bytes = |s: &str| TVMFFIByteArray { data: s.as_ptr() as *const _, size: s.len() };
+    let info = tether_sys::abi::TVMFFIMethodInfo {
+        name: bytes(name),
+        doc: bytes(""),
+        metadata: bytes(metadata_json),
+        flags: if is_static { 1 << 2 } else { 0 },
+        method: method.0,
+    };
+    // SAFETY: a valid record whose strings and value outlive the call; the
+    // core copies the strings and takes its own reference to the value.
+    let rc = unsafe { TVMFFITypeRegisterMethod(type_index, &info) };
     check(py, rc)
 }

@@ -126,3 +126,49 @@ def test_enum_state_is_the_types_ffi_enum_attribute():
     label = Flag.def_attr("label")
     label[Flag.ON] = "on"
     assert state.attrs["label"][Flag.ON] == "on"
+
+
+def test_marked_methods_become_type_methods():
+    @dc.py_class(_key("Node"))
+    class Node(Object):
+        x: int
+
+        @tether.method
+        def label(self, prefix: str) -> str:
+            return f"{prefix}{self.x}"
+
+        @tether.method
+        @staticmethod
+        def constant() -> int:
+            return 42
+
+        def helper(self) -> int:
+            return self.x
+
+        @tether.method
+        def __ffi_repr__(self, fn_repr) -> str:  # a type-attribute name: not a method
+            return "r"
+
+    methods = {m.name: m for m in Node.__tvm_ffi_type_info__.methods}
+    assert set(methods) == {"label", "constant"}
+    assert methods["label"].is_static is False and methods["label"].func(Node(x=7), "N") == "N7"
+    assert methods["constant"].is_static is True and methods["constant"].func() == 42
+    assert methods["label"].metadata["type_schema"]["type"] == "Callable"
+    assert Node(x=5).label("v") == "v5"
+
+
+def test_method_refuses_classmethods_and_non_callables():
+    with pytest.raises(TypeError, match="@classmethod is not supported"):
+        tether.method(classmethod(lambda cls: 0))
+    with pytest.raises(TypeError, match="expected a callable"):
+        tether.method(42)
+
+    def maker(cls):
+        return 0
+
+    maker.__ffi_method__ = True
+    with pytest.raises(TypeError, match="wrapped by @classmethod"):
+        @dc.py_class(_key("Bad"))
+        class Bad(Object):
+            x: int
+            make = classmethod(maker)

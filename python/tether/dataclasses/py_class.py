@@ -30,6 +30,7 @@ from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field,
                     init_property)
 from .field_property import FieldProperty
 from .field_types import field_type_of
+from .py_methods import _collect_py_methods, check_py_methods, register_py_methods  # noqa: F401
 from .missing import MISSING
 
 __all__ = ["py_class"]
@@ -227,6 +228,7 @@ def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq:
     field properties and methods (UnresolvedAnnotations, registering
     nothing, while an annotation names something not defined yet)."""
     parent = _registered_parent(cls)
+    check_py_methods(cls)
     own = _collect_fields(cls, parent, params)
     if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
         _adopt_native_fields(parent)
@@ -241,6 +243,7 @@ def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq:
         setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
     install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
     cls.__ffi_is_dataclass__ = True
+    register_py_methods(cls, index, params.get("caller_globals"))
     cls.__tvm_ffi_type_info__ = type_info_of_index(index)
     note_registered(cls)
 

@@ -1,0 +1,101 @@
+"""Type methods of a ``py_class``: the callables of its body marked by
+``@tvm_ffi.method`` are registered with the core as reflected methods
+(``TVMFFITypeRegisterMethod``), so ``TypeInfo.methods`` lists them and
+``m.func(obj, ...)`` calls them; static when wrapped by ``staticmethod``.
+
+Names of type-attribute columns (``__ffi_repr__``, ``__s_equal__``, ...)
+are not registered as methods. Each method's metadata carries its
+``Callable`` type schema when its annotations resolve.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import sys
+import typing
+from typing import Any, Optional
+
+from .. import _ffi
+from ..core import TypeSchema
+
+__all__ = ["register_py_methods"]
+
+# TypeAttrColumn names: never registered as TypeMethods.
+TYPE_ATTR_NAMES = frozenset({
+    "__ffi_repr__", "__ffi_hash__", "__ffi_eq__", "__ffi_compare__", "__ffi_convert__",
+    "__ffi_convert_type_schema__", "__any_hash__", "__any_equal__", "__s_equal__", "__s_hash__", "__s_visit__",
+    "__s_mutate__", "__s_maybe_inplace_mutate__", "__data_to_json__", "__data_from_json__",
+})
+
+
+def _is_marked(value: Any) -> bool:
+    if isinstance(value, (staticmethod, classmethod)):
+        return getattr(value.__func__, "__ffi_method__", False) is True
+    return callable(value) and getattr(value, "__ffi_method__", False) is True
+
+
+def _callable_json(schema: Optional[TypeSchema] = None) -> str:
+    return json.dumps({"type_schema": (schema or TypeSchema("Callable")).to_json()})
+
+
+def _metadata_json(cls: type, func: Any, is_static: bool, globalns: dict) -> str:
+    """``{"type_schema": Callable[[params], return]}`` of a method (plain
+    ``Callable`` when its annotations do not resolve or it takes
+    ``*args``/``**kwargs``/keyword-only parameters)."""
+    localns = {base.__name__: base for base in reversed(cls.__mro__)}
+    try:
+        hints = typing.get_type_hints(getattr(func, "__wrapped__", func), globalns=globalns, localns=localns)
+        params = list(inspect.signature(func).parameters.values())
+        if any(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD, p.KEYWORD_ONLY) for p in params):
+            return _callable_json()
+        args = []
+        if not is_static:
+            args.append(TypeSchema.from_annotation(cls))
+            params = params[1:]
+        args += [TypeSchema.from_annotation(hints.get(p.name, Any)) for p in params]
+        ret = TypeSchema.from_annotation(hints.get("return", Any))
+        return _callable_json(TypeSchema("Callable", named_args={"return": (ret,), "params": tuple(args)}))
+    except Exception:  # noqa: BLE001 - the schema is informative only
+        return _callable_json()
+
+
+def _collect_py_methods(cls: type, globalns: Optional[dict] = None) -> Optional[list]:
+    """The marked methods of ``cls``'s body: ``(name, func, is_static)``,
+    with the metadata JSON as a fourth item when ``globalns`` is given.
+    TypeError for one wrapped by ``classmethod``. None when there are none."""
+    legacy = globalns is None
+    if globalns is None:
+        module = sys.modules.get(cls.__module__)
+        globalns = dict(vars(module)) if module is not None else {}
+    out = []
+    for name, value in cls.__dict__.items():
+        if not _is_marked(value):
+            continue
+        if isinstance(value, classmethod):
+            raise TypeError(
+                f"@py_class({cls.__name__!r}): {name!r} is wrapped by @classmethod, which is incompatible "
+                "with FFI registration — the cls-first arg breaks the packed-call convention. Use "
+                "@staticmethod or a plain instance method. If you wrote ``@classmethod @method``, swap to "
+                "``@staticmethod @method`` (or drop @classmethod).")
+        is_static = isinstance(value, staticmethod)
+        func = value.__func__ if is_static else value
+        if legacy:
+            out.append((name, func, is_static))
+        elif name not in TYPE_ATTR_NAMES:
+            out.append((name, func, is_static, _metadata_json(cls, func, is_static, globalns)))
+    return out or None
+
+
+def check_py_methods(cls: type) -> None:
+    """Refuse marked classmethods before anything is registered."""
+    _collect_py_methods(cls)
+
+
+def register_py_methods(cls: type, type_index: int, globalns: Optional[dict] = None) -> None:
+    """Register the marked methods of ``cls``'s body as type methods."""
+    if globalns is None:
+        module = sys.modules.get(cls.__module__)
+        globalns = dict(vars(module)) if module is not None else {}
+    for name, func, is_static, metadata in _collect_py_methods(cls, globalns) or ():
+        _ffi.register_type_method(type_index, name, func, is_static, metadata)
