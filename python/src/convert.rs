@@ -327,6 +327,17 @@ fn decode(py: Python<'_>, b: &[u8]) -> PyResult<PyObject> {
     Ok(PyString::new(py, std::str::from_utf8(b).map_err(|_| PyValueError::new_err("FFI string is not valid UTF-8"))?).into_any().unbind())
 }
 
+/// `ctypes.c_void_p`, looked up once: opaque pointers come back as one (as
+/// with TVM-FFI), so passing them back crosses as a pointer again.
+static C_VOID_P: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
+
+fn opaque_ptr_to_py(py: Python<'_>, addr: usize) -> PyResult<PyObject> {
+    let cls = C_VOID_P.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        Ok(py.import("ctypes")?.getattr("c_void_p")?.unbind())
+    })?;
+    Ok(cls.bind(py).call1((addr,))?.unbind())
+}
+
 /// Convert an owned FFI value to Python, consuming it.
 pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
     let raw = v.into_raw();
@@ -337,7 +348,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
             ti::kTVMFFIInt => Ok(raw.value.v_int64.into_pyobject(py)?.into_any().unbind()),
             ti::kTVMFFIBool => Ok(PyBool::new(py, raw.value.v_int64 != 0).to_owned().into_any().unbind()),
             ti::kTVMFFIFloat => Ok(raw.value.v_float64.into_pyobject(py)?.into_any().unbind()),
-            ti::kTVMFFIOpaquePtr => Ok((raw.value.v_ptr as usize).into_pyobject(py)?.into_any().unbind()),
+            ti::kTVMFFIOpaquePtr => opaque_ptr_to_py(py, raw.value.v_ptr as usize),
             ti::kTVMFFIDataType | ti::kTVMFFIDevice => crate::value_classes::value_to_py(py, &raw),
             ti::kTVMFFIBigInt => {
                 let _owner = OwnedAny(raw);

@@ -42,6 +42,7 @@ from .error import (
     _convert_to_ffi_error,
 )
 from . import error as _error_room, converter as _converter
+from .converter import _OPAQUE_PTR_HANDLERS  # noqa: F401
 
 _builtin_table.load()
 _ffi.set_hooks(_error_room._py_error_of, _error_room._kind_of, _converter._value_from_protocol)

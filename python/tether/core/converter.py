@@ -14,6 +14,7 @@ import sys
 from numbers import Integral, Real
 
 from .. import _ffi
+from .dtype import DataType
 from .object import ObjectConvertible
 
 
@@ -22,11 +23,18 @@ def _is_numpy_bool(value) -> bool:
     return t.__name__ == "bool_" and t.__module__ == "numpy"
 
 
+# Python types whose instances cross as opaque pointers: type -> function
+# returning the address (tvm_ffi's registry of the same name).
+_OPAQUE_PTR_HANDLERS: dict = {}
+
+
 def _framework_dtype(value):
-    """A NumPy (or ml_dtypes) dtype or a ``torch.dtype`` as the package's
-    dtype class; None for anything else."""
+    """The core's ``DataType``, a NumPy (or ml_dtypes) dtype or a
+    ``torch.dtype`` as the package's dtype class; None for anything else."""
     cls = type(value)
     module = cls.__module__ or ""
+    if cls is DataType:
+        return _dtype_class().from_dlpack_data_type((value.type_code, value.bits, value.lanes))
     numpy = sys.modules.get("numpy")
     if numpy is not None and isinstance(value, numpy.dtype):
         return _dtype_class()(value)
@@ -56,6 +64,9 @@ def _value_from_protocol(value):
         return float(value)
     if isinstance(value, ctypes.c_void_p):
         return _ffi.OpaquePtrValue(value.value or 0)
+    handler = _OPAQUE_PTR_HANDLERS.get(cls)
+    if handler is not None:
+        return _ffi.OpaquePtrValue(int(handler(value)))
     if hasattr(cls, "__cuda_stream__"):  # the CUDA stream protocol: (kind, handle)
         return _ffi.OpaquePtrValue(int(value.__cuda_stream__()[1]))
     if hasattr(cls, "__tvm_ffi_opaque_ptr__"):

@@ -25,6 +25,22 @@ class Function(_ffi.FunctionBase, Object):
     def __call__(self, *args):  # replaced by a native tp_call below
         return _ffi.call(self, *args)
 
+    @staticmethod
+    def __from_extern_c__(c_symbol: int, *, keep_alive_object: Any = None) -> "Function":
+        """A Function over a C safe-call function (``TVMFFISafeCallType``) at
+        address ``c_symbol``; ``keep_alive_object`` (e.g. the JIT engine that
+        made the code) lives as long as the Function."""
+        if isinstance(c_symbol, bool) or not isinstance(c_symbol, int):
+            raise TypeError(f"c_symbol must be an int address, got {type(c_symbol).__name__}")
+        func = _ffi.function_from_symbol(c_symbol)
+        if keep_alive_object is None:
+            return func
+
+        def call(*args, _func=func, _keep=keep_alive_object):
+            return _func(*args)
+
+        return convert_func(call)
+
 
 _ffi.install_function_call(Function)
 
