@@ -58,15 +58,27 @@ class Tensor(Object):
         return info[0] + info[6]
 
     def numel(self) -> int:
+        """The number of elements."""
         n = 1
         for d in self._info()[4]:
             n *= d
         return n
 
-    size = numel
+    def size(self, idx: int) -> int:
+        """The extent of dimension ``idx`` (negative counts from the end)."""
+        shape = self._info()[4]
+        if isinstance(idx, bool) or not isinstance(idx, int):
+            raise TypeError(f"dimension index must be an int, got {type(idx).__name__}")
+        if not -len(shape) <= idx < len(shape):
+            raise IndexError(f"dimension {idx} out of range for a {len(shape)}-d tensor")
+        return shape[idx]
 
     def is_contiguous(self) -> bool:
+        """Whether elements are laid out in compact row-major order (a tensor
+        without elements always is; extents of 1 may have any stride)."""
         shape, strides = self._info()[4], self._info()[5]
+        if 0 in shape:
+            return True
         expected = 1
         for dim, stride in zip(reversed(shape), reversed(strides)):
             if dim != 1 and stride != expected:
