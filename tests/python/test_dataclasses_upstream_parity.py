@@ -172,3 +172,18 @@ def test_method_refuses_classmethods_and_non_callables():
         class Bad(Object):
             x: int
             make = classmethod(maker)
+
+
+def test_listed_class_values_become_type_attributes():
+    from typing import ClassVar, Tuple
+
+    @dc.py_class(_key("Meta"))
+    class Meta(Object):
+        __ffi_type_attr_names__ = ("__custom_metadata__",)
+        __custom_metadata__: ClassVar[Tuple[str, int]] = ("test", 1)
+        x: int
+
+    info = Meta.__tvm_ffi_type_info__
+    assert [f.name for f in info.fields] == ["x"]
+    assert "__custom_metadata__" not in [m.name for m in info.methods]
+    assert tuple(tether.core._lookup_type_attr(info.type_index, "__custom_metadata__")) == ("test", 1)

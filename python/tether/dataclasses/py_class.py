@@ -30,7 +30,7 @@ from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field,
                     init_property)
 from .field_property import FieldProperty
 from .field_types import field_type_of
-from .py_methods import _collect_py_methods, check_py_methods, register_py_methods  # noqa: F401
+from .py_methods import _collect_py_methods, check_py_methods, register_py_methods, register_type_attrs  # noqa: F401
 from .missing import MISSING
 
 __all__ = ["py_class"]
@@ -244,6 +244,7 @@ def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq:
     install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
     cls.__ffi_is_dataclass__ = True
     register_py_methods(cls, index, params.get("caller_globals"))
+    register_type_attrs(cls, index)
     cls.__tvm_ffi_type_info__ = type_info_of_index(index)
     note_registered(cls)
 

@@ -1,7 +1,9 @@
-"""Type methods of a ``py_class``: the callables of its body marked by
-``@tvm_ffi.method`` are registered with the core as reflected methods
+"""Reflection entries of a ``py_class`` body: the callables marked by
+``@tvm_ffi.method`` are registered with the core as type methods
 (``TVMFFITypeRegisterMethod``), so ``TypeInfo.methods`` lists them and
 ``m.func(obj, ...)`` calls them; static when wrapped by ``staticmethod``.
+Values named by the class's ``__ffi_type_attr_names__`` are registered as
+type attributes (``TVMFFITypeRegisterAttr``) instead.
 
 Names of type-attribute columns (``__ffi_repr__``, ``__s_equal__``, ...)
 are not registered as methods. Each method's metadata carries its
@@ -16,10 +18,10 @@ import sys
 import typing
 from typing import Any, Optional
 
-from .. import _ffi
+from .. import _ffi, core
 from ..core import TypeSchema
 
-__all__ = ["register_py_methods"]
+__all__ = ["register_py_methods", "register_type_attrs"]
 
 # TypeAttrColumn names: never registered as TypeMethods.
 TYPE_ATTR_NAMES = frozenset({
@@ -69,8 +71,9 @@ def _collect_py_methods(cls: type, globalns: Optional[dict] = None) -> Optional[
         module = sys.modules.get(cls.__module__)
         globalns = dict(vars(module)) if module is not None else {}
     out = []
+    attr_names = set(getattr(cls, "__ffi_type_attr_names__", ()) or ())
     for name, value in cls.__dict__.items():
-        if not _is_marked(value):
+        if not _is_marked(value) or name in attr_names:
             continue
         if isinstance(value, classmethod):
             raise TypeError(
@@ -99,3 +102,20 @@ def register_py_methods(cls: type, type_index: int, globalns: Optional[dict] = N
         globalns = dict(vars(module)) if module is not None else {}
     for name, func, is_static, metadata in _collect_py_methods(cls, globalns) or ():
         _ffi.register_type_method(type_index, name, func, is_static, metadata)
+
+
+def register_type_attrs(cls: type, type_index: int) -> None:
+    """Register the values of ``cls``'s body whose names its
+    ``__ffi_type_attr_names__`` lists as type attributes (a staticmethod's
+    function as itself; None is left out)."""
+    names = getattr(cls, "__ffi_type_attr_names__", ())
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{cls.__name__}.__ffi_type_attr_names__ must be a tuple of str, got {names!r}")
+    for name in names:
+        if name not in cls.__dict__:
+            continue
+        value = cls.__dict__[name]
+        if isinstance(value, staticmethod):
+            value = value.__func__
+        if value is not None:
+            core._register_type_attr(type_index, name, value)
