@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import hashlib
-import html.parser
 import importlib.util
 import json
 import os
@@ -41,15 +39,9 @@ import shutil
 import signal
 import subprocess
 import sys
-import tarfile
-import urllib.parse
-import urllib.request
 
-PEER_PROJECT = "apache-tvm-ffi"
-PEER_VERSION = "0.1.15.post2"
-SDIST_NAME = f"apache_tvm_ffi-{PEER_VERSION}.tar.gz"
-SDIST_SHA256 = "909be9ef5af07726aa9afd38a3111abc4d86cfd5927ebedfa9166232ce7d287b"
-SDIST_TOP = f"apache_tvm_ffi-{PEER_VERSION}"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "upstream_sdist"))
+from sdist import DEFAULT_INDEX, PEER_PROJECT, extract_tests, fetch_sdist, log  # noqa: E402
 
 # What upstream's CMake gives the test target: C++17 without extensions,
 # the byte-order definition of the header interface target and its
@@ -57,87 +49,6 @@ SDIST_TOP = f"apache_tvm_ffi-{PEER_VERSION}"
 CXXFLAGS = ["-std=c++17", "-O1", "-g", "-Wall", "-Wextra", "-Wpedantic",
             "-Wno-unused-parameter", "-DTVM_FFI_CMAKE_LITTLE_ENDIAN=1"]
 IMPLS = ("tether", "peer")
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-# ---- the sdist -----------------------------------------------------------------
-
-class _Links(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.hrefs: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        if tag == "a":
-            self.hrefs += [v for k, v in attrs if k == "href" and v]
-
-
-def sdist_url(index: str) -> str:
-    """The sdist's URL from the index's simple API (PEP 691 JSON, else HTML)."""
-    page = index.rstrip("/") + f"/{PEER_PROJECT}/"
-    req = urllib.request.Request(page, headers={
-        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.5"})
-    with urllib.request.urlopen(req, timeout=120) as resp:
-        body = resp.read()
-        kind = resp.headers.get("Content-Type", "")
-    if "json" in kind:
-        urls = [f["url"] for f in json.loads(body)["files"] if f["filename"] == SDIST_NAME]
-    else:
-        parser = _Links()
-        parser.feed(body.decode())
-        urls = [h for h in parser.hrefs if urllib.parse.urlsplit(h).path.endswith("/" + SDIST_NAME)]
-    if not urls:
-        raise SystemExit(f"{SDIST_NAME} is not listed at {page}")
-    return urllib.parse.urljoin(page, urls[0].split("#")[0])
-
-
-def sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
-def fetch_sdist(out: str, given: str | None, index: str) -> str:
-    path = given or os.path.join(out, SDIST_NAME)
-    if not os.path.exists(path):
-        if given:
-            raise SystemExit(f"no file {given}")
-        url = sdist_url(index)
-        log(f"downloading {url}")
-        tmp = path + ".part"
-        with urllib.request.urlopen(url, timeout=300) as resp, open(tmp, "wb") as f:
-            shutil.copyfileobj(resp, f)
-        os.replace(tmp, path)
-    digest = sha256(path)
-    if digest != SDIST_SHA256:
-        raise SystemExit(f"{path}: sha256 {digest}, expected {SDIST_SHA256}")
-    return path
-
-
-def extract_tests(sdist: str, out: str) -> str:
-    """tests/cpp of the sdist under out/src (extracted once per sdist)."""
-    dest = os.path.join(out, "src")
-    stamp = os.path.join(dest, ".sha256")
-    if os.path.exists(stamp) and open(stamp).read() == SDIST_SHA256:
-        return os.path.join(dest, "tests", "cpp")
-    shutil.rmtree(dest, ignore_errors=True)
-    prefix = f"{SDIST_TOP}/tests/cpp/"
-    with tarfile.open(sdist) as tar:
-        members = [m for m in tar.getmembers() if m.name.startswith(prefix) and (m.isfile() or m.isdir())]
-        for m in members:
-            m.name = m.name[len(SDIST_TOP) + 1:]
-        # The "data" filter (Python 3.12+, backported) refuses links and
-        # paths leaving `dest`.
-        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
-        tar.extractall(dest, members=members, **safe)
-    with open(stamp, "w") as f:
-        f.write(SDIST_SHA256)
-    return os.path.join(dest, "tests", "cpp")
 
 
 # ---- toolchain and libraries ---------------------------------------------------
@@ -278,7 +189,7 @@ def main() -> int:
     ap.add_argument("--core-lib-dir", required=True, help="folder of libtether_core.so")
     ap.add_argument("--out", default="target/upstream_cpp_suite")
     ap.add_argument("--sdist", help="a local copy of the sdist (still sha256-checked)")
-    ap.add_argument("--index", default=os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple"))
+    ap.add_argument("--index", default=DEFAULT_INDEX)
     ap.add_argument("--gtest-prefix", help="a GoogleTest install (include/, lib/) instead of Debian's")
     ap.add_argument("--cxx", default=os.environ.get("CXX", "g++"))
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)

@@ -19,8 +19,8 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from upstream_sdist import unpacked  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "upstream_sdist"))
+from sdist import DEFAULT_INDEX, extract_tests, fetch_sdist  # noqa: E402
 
 # How the interpreter starts for each side: tether serves as tvm_ffi before
 # pytest imports anything; the peer is the installed apache-tvm-ffi.
@@ -63,11 +63,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache", default=os.path.join("target", "upstream"))
     ap.add_argument("--only", choices=("tether", "peer"))
+    ap.add_argument("--sdist", help="a local copy of the sdist (still sha256-checked)")
+    ap.add_argument("--index", default=DEFAULT_INDEX, help="the package index to find the sdist on")
     ap.add_argument("files", nargs="*", help="test file names (default: all of tests/python)")
     args = ap.parse_args(argv)
     args.cache = str(Path(args.cache).resolve())
-    top = unpacked(Path(args.cache))
-    test_dir = top / "tests" / "python"
+    os.makedirs(args.cache, exist_ok=True)
+    test_dir = Path(extract_tests(fetch_sdist(args.cache, args.sdist, args.index), args.cache, "python"))
     files = ([test_dir / f for f in args.files] if args.files
              else sorted(test_dir.glob("test_*.py")) + sorted(test_dir.glob("utils/test_*.py")))
     sides = [args.only] if args.only else ["tether", "peer"]

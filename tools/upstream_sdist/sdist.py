@@ -1,0 +1,107 @@
+"""The pinned source distribution of apache-tvm-ffi (the peer), found on
+the package index, downloaded once and checked against its sha256, and the
+parts of it the test runners need extracted under a cache directory.
+
+Upstream's own tests travel in that archive (``tests/python``,
+``tests/cpp``); the runners (tools/upstream_cpp, tools/upstream_py) read
+them from there and never copy them into this repository.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import html.parser
+import json
+import os
+import shutil
+import sys
+import tarfile
+import urllib.parse
+import urllib.request
+
+PEER_PROJECT = "apache-tvm-ffi"
+PEER_VERSION = "0.1.15.post2"
+SDIST_NAME = f"apache_tvm_ffi-{PEER_VERSION}.tar.gz"
+SDIST_SHA256 = "909be9ef5af07726aa9afd38a3111abc4d86cfd5927ebedfa9166232ce7d287b"
+SDIST_TOP = f"apache_tvm_ffi-{PEER_VERSION}"
+DEFAULT_INDEX = os.environ.get("PIP_INDEX_URL", "https://pypi.org/simple")
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class _Links(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "a":
+            self.hrefs += [v for k, v in attrs if k == "href" and v]
+
+
+def sdist_url(index: str) -> str:
+    """The sdist's URL from the index's simple API (PEP 691 JSON, else HTML)."""
+    page = index.rstrip("/") + f"/{PEER_PROJECT}/"
+    req = urllib.request.Request(page, headers={
+        "Accept": "application/vnd.pypi.simple.v1+json, text/html;q=0.5"})
+    with urllib.request.urlopen(req, timeout=120) as resp:
+        body = resp.read()
+        kind = resp.headers.get("Content-Type", "")
+    if "json" in kind:
+        urls = [f["url"] for f in json.loads(body)["files"] if f["filename"] == SDIST_NAME]
+    else:
+        parser = _Links()
+        parser.feed(body.decode())
+        urls = [h for h in parser.hrefs if urllib.parse.urlsplit(h).path.endswith("/" + SDIST_NAME)]
+    if not urls:
+        raise SystemExit(f"{SDIST_NAME} is not listed at {page}")
+    return urllib.parse.urljoin(page, urls[0].split("#")[0])
+
+
+def sha256(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def fetch_sdist(out: str, given: str | None, index: str) -> str:
+    path = given or os.path.join(out, SDIST_NAME)
+    if not os.path.exists(path):
+        if given:
+            raise SystemExit(f"no file {given}")
+        url = sdist_url(index)
+        log(f"downloading {url}")
+        tmp = path + ".part"
+        with urllib.request.urlopen(url, timeout=300) as resp, open(tmp, "wb") as f:
+            shutil.copyfileobj(resp, f)
+        os.replace(tmp, path)
+    digest = sha256(path)
+    if digest != SDIST_SHA256:
+        raise SystemExit(f"{path}: sha256 {digest}, expected {SDIST_SHA256}")
+    return path
+
+
+def extract_tests(sdist: str, out: str, kind: str = "cpp") -> str:
+    """tests/<kind> of the sdist under out/src-<kind> (extracted once per
+    sdist); the directory's path."""
+    dest = os.path.join(out, f"src-{kind}")
+    stamp = os.path.join(dest, ".sha256")
+    if os.path.exists(stamp) and open(stamp).read() == SDIST_SHA256:
+        return os.path.join(dest, "tests", kind)
+    shutil.rmtree(dest, ignore_errors=True)
+    prefix = f"{SDIST_TOP}/tests/{kind}/"
+    with tarfile.open(sdist) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(prefix) and (m.isfile() or m.isdir())]
+        for m in members:
+            m.name = m.name[len(SDIST_TOP) + 1:]
+        # The "data" filter (Python 3.12+, backported) refuses links and
+        # paths leaving `dest`.
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(dest, members=members, **safe)
+    with open(stamp, "w") as f:
+        f.write(SDIST_SHA256)
+    return os.path.join(dest, "tests", kind)
