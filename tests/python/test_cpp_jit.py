@@ -146,3 +146,11 @@ def test_signatures_match_tvm_ffi():
     sigs = [subprocess.run([sys.executable, "-c", script, runtime], capture_output=True, text=True, check=True).stdout
             for runtime in ("tether", "tvm_ffi")]
     assert sigs[0] == sigs[1]
+
+
+@pytest.mark.parametrize("name", ["../escape", "/tmp/abs", "a/b", "..", "", "a\\b", ".hidden"])
+def test_module_names_cannot_leave_the_cache_directory(name, tmp_path, monkeypatch):
+    monkeypatch.setenv("TETHER_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match="module name .* must be letters, digits"):
+        tether.cpp.build_inline(name, cpp_sources="int f() { return 1; }")
+    assert not (tmp_path / "escape").exists() and not any(tmp_path.glob("*escape*"))

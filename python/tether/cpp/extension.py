@@ -33,6 +33,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -340,7 +341,22 @@ def _source_hash(*parts: Any) -> str:
     return digest.hexdigest()[:16]
 
 
+_MODULE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+
+
+def _check_module_name(name: Any) -> str:
+    """The module name, which becomes a folder name in the cache: letters,
+    digits, ``_``, ``-`` and ``.`` only, so it cannot reach outside it."""
+    if not isinstance(name, str):
+        raise TypeError(f"module name must be a str, got {type(name).__name__}")
+    if not _MODULE_NAME.fullmatch(name) or ".." in name:
+        raise ValueError(f"module name {name!r} must be letters, digits, '_', '-' and '.' "
+                         "(no path separators or '..')")
+    return name
+
+
 def _build_dir(name: str, build_directory: Optional[str], *hashed: Any) -> Path:
+    _check_module_name(name)
     if build_directory is not None:
         path = Path(build_directory).resolve()
     else:
