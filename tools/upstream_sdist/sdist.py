@@ -86,13 +86,14 @@ def fetch_sdist(out: str, given: str | None, index: str) -> str:
 
 
 def extract_tests(sdist: str, out: str, kind: str = "cpp") -> str:
-    """tests/<kind> of the sdist under out/src-<kind> (extracted once per
-    sdist); the directory's path."""
-    dest = os.path.join(out, f"src-{kind}")
-    stamp = os.path.join(dest, ".sha256")
+    """tests/<kind> of the sdist under out/src (extracted once per sdist and
+    kind); the directory's path."""
+    dest = os.path.join(out, "src")
+    tests = os.path.join(dest, "tests", kind)
+    stamp = os.path.join(dest, f".sha256-{kind}")
     if os.path.exists(stamp) and open(stamp).read() == SDIST_SHA256:
-        return os.path.join(dest, "tests", kind)
-    shutil.rmtree(dest, ignore_errors=True)
+        return tests
+    shutil.rmtree(tests, ignore_errors=True)
     prefix = f"{SDIST_TOP}/tests/{kind}/"
     with tarfile.open(sdist) as tar:
         members = [m for m in tar.getmembers() if m.name.startswith(prefix) and (m.isfile() or m.isdir())]
@@ -104,4 +105,4 @@ def extract_tests(sdist: str, out: str, kind: str = "cpp") -> str:
         tar.extractall(dest, members=members, **safe)
     with open(stamp, "w") as f:
         f.write(SDIST_SHA256)
-    return os.path.join(dest, "tests", kind)
+    return tests
