@@ -187,3 +187,13 @@ def test_listed_class_values_become_type_attributes():
     assert [f.name for f in info.fields] == ["x"]
     assert "__custom_metadata__" not in [m.name for m in info.methods]
     assert tuple(tether.core._lookup_type_attr(info.type_index, "__custom_metadata__")) == ("test", 1)
+
+
+def test_py_class_type_fields_carry_their_field_records():
+    @dc.py_class(_key("Rec2"))
+    class Rec2(Object):
+        a: int
+        b: str = dc.field(default="x", repr=False)
+
+    info = Rec2.__tvm_ffi_type_info__
+    assert [tf.dataclass_field for tf in info.fields] == list(dc.fields(Rec2))

@@ -246,6 +246,10 @@ def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq:
     register_py_methods(cls, index, params.get("caller_globals"))
     register_type_attrs(cls, index)
     cls.__tvm_ffi_type_info__ = type_info_of_index(index)
+    by_name = {f.name: f for f in own}
+    for tf in cls.__tvm_ffi_type_info__.fields:  # each reflected field knows its Field record
+        if tf.name in by_name:
+            tf.dataclass_field = by_name[tf.name]
     note_registered(cls)
 
 
