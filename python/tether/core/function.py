@@ -61,7 +61,11 @@ def convert(value: Any) -> Any:
             return cls(value)
         return cls.__from_tvm_ffi_object__(obj)
     if isinstance(value, BaseException):
-        return _ffi.to_object(value)
+        # As tvm_ffi: an Error with the exception's kind, message and
+        # traceback (the one it came from, if it was raised natively).
+        from .error import _convert_to_ffi_error
+
+        return _convert_to_ffi_error(value)
     return _ffi.convert(value)
 
 
