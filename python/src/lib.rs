@@ -21,6 +21,7 @@ mod native_call;
 mod callback;
 mod convert;
 mod error_bridge;
+mod error_cell;
 mod descriptor;
 mod dlpack;
 mod dtype_stream;
@@ -83,7 +84,7 @@ pub unsafe fn is_rvalue_ref_ptr(obj: *mut ffi::PyObject) -> bool {
     !tp.is_null() && unsafe { ffi::Py_TYPE(obj) } == tp
 }
 
-fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny>> {
+pub(crate) fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny>> {
     if registry::is_wrapper(obj) {
         Ok(obj)
     } else {
@@ -91,7 +92,7 @@ fn wrapper<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> PyResult<&'a Bound<'py, PyAny
     }
 }
 
-fn byte_array(s: &str) -> TVMFFIByteArray {
+pub(crate) fn byte_array(s: &str) -> TVMFFIByteArray {
     TVMFFIByteArray { data: s.as_ptr() as *const _, size: s.len() }
 }
 
@@ -447,21 +448,6 @@ fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }
 
-/// `(kind, message)` of an `ffi.Error` wrapper.
-#[pyfunction]
-fn error_parts(obj: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
-    let h = handle_of(wrapper(obj)?)?;
-    // SAFETY: live handle (the wrapper owns +1); an Error's cell follows
-    // its header and its byte arrays live as long as the object.
-    unsafe {
-        if (*h).type_index != ti::kTVMFFIError {
-            return Err(PyTypeError::new_err(format!("expected ffi.Error, got {}", registry::type_key_of((*h).type_index))));
-        }
-        let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFIErrorCell);
-        Ok((registry::bytes_to_string(&cell.kind), registry::bytes_to_string(&cell.message)))
-    }
-}
-
 /// The items of an Array, read from its sequence cell. Arrays are immutable
 /// once built, so no lock is needed; Lists (mutable, locked) are read
 /// through their accessor functions instead.
@@ -497,20 +483,6 @@ fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyRe
     convert::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
 }
 
-/// The backtrace text of an `ffi.Error` wrapper.
-#[pyfunction]
-fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
-    let h = handle_of(wrapper(obj)?)?;
-    // SAFETY: live handle; checked to be an Error, whose cell follows the header.
-    unsafe {
-        if (*h).type_index != ti::kTVMFFIError {
-            return Err(PyTypeError::new_err(format!("expected ffi.Error, got {}", registry::type_key_of((*h).type_index))));
-        }
-        let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFIErrorCell);
-        Ok(registry::bytes_to_string(&cell.backtrace))
-    }
-}
-
 #[pymodule(gil_used = false)]
 fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -531,7 +503,9 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<convert::OpaquePtrValue>()?;
     m.add_function(wrap_pyfunction!(set_hooks, m)?)?;
     m.add_function(wrap_pyfunction!(error_new, m)?)?;
-    m.add_function(wrap_pyfunction!(error_backtrace, m)?)?;
+    m.add_function(wrap_pyfunction!(error_cell::error_backtrace, m)?)?;
+    m.add_function(wrap_pyfunction!(error_cell::error_update_backtrace, m)?)?;
+    m.add_function(wrap_pyfunction!(error_cell::error_extra_context, m)?)?;
     m.add_function(wrap_pyfunction!(string_values::to_object, m)?)?;
     m.add_function(wrap_pyfunction!(string_values::string_object_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(string_values::register_string_classes, m)?)?;
@@ -560,7 +534,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(construct, m)?)?;
     m.add_function(wrap_pyfunction!(function_from_symbol, m)?)?;
     m.add_function(wrap_pyfunction!(seq_items, m)?)?;
-    m.add_function(wrap_pyfunction!(error_parts, m)?)?;
+    m.add_function(wrap_pyfunction!(error_cell::error_parts, m)?)?;
     value_classes::add_functions(m)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_to_dlpack, m)?)?;

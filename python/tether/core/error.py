@@ -60,6 +60,17 @@ class Error(Object):
     def backtrace(self) -> str:
         return _ffi.error_backtrace(self)
 
+    def update_backtrace(self, backtrace: str) -> None:
+        """Replace the stored backtrace with ``backtrace``."""
+        if not isinstance(backtrace, str):
+            raise TypeError(f"backtrace must be a str, got {type(backtrace).__name__}")
+        _ffi.error_update_backtrace(self, backtrace, False)
+
+    @property
+    def extra_context(self):
+        """The payload native code attached to this error, or None."""
+        return _ffi.error_extra_context(self)
+
     def py_error(self) -> BaseException:
         """The Python exception for this error: the class registered for its
         kind (``register_error``; RuntimeError otherwise), with the native
@@ -106,11 +117,15 @@ def _convert_to_ffi_error(error: BaseException) -> Error:
     when it was raised by native code)."""
     if not isinstance(error, BaseException):
         raise TypeError(f"_convert_to_ffi_error needs an exception, got {type(error).__name__}")
+    to_str = _package_attr("_TRACEBACK_TO_BACKTRACE_STR") or _default_traceback_to_backtrace_str
+    backtrace = to_str(error.__traceback__)
     carried = getattr(error, "__tvm_ffi_error__", None)
     if isinstance(carried, Error):
+        # The traceback holds the native frames appended when it was raised,
+        # and now the Python frames it went through since.
+        carried.update_backtrace(backtrace)
         return carried
-    to_str = _package_attr("_TRACEBACK_TO_BACKTRACE_STR") or _default_traceback_to_backtrace_str
-    return Error(_kind_of(error), str(error), to_str(error.__traceback__))
+    return Error(_kind_of(error), str(error), backtrace)
 
 
 def _package_attr(name: str):
