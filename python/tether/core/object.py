@@ -149,15 +149,18 @@ def _attach_reflection(cls: type, type_index: int) -> None:
     for name, desc in info["fields"]:
         if name not in cls.__dict__:
             setattr(cls, name, desc)
+    docs = {m["name"]: m["doc"] for m in info.get("method_details", ())}
     for name, fn in info["methods"]:
         if name not in cls.__dict__:
-            setattr(cls, name, _method(fn))
+            setattr(cls, name, _method(fn, name, docs.get(name)))
 
 
-def _method(fn: "Function"):
+def _method(fn: "Function", name: str = "method", doc: Optional[str] = None):
     def method(self, *args):
         return _ffi.call(fn, self, *args)
 
+    method.__name__ = name
+    method.__doc__ = doc or None
     return method
 
 
@@ -194,6 +197,9 @@ def _fallback_class(type_index: int) -> type:
         name = info["key"].rsplit(".", 1)[-1]
         cls = type(name, (parent,), {"__slots__": (), "__module__": "tether.core", "__qualname__": name})
         _register_class(type_index, cls)
+        from .type_info import type_info_of_index
+
+        cls.__tvm_ffi_type_info__ = type_info_of_index(type_index)
         return cls
 
 
