@@ -197,3 +197,14 @@ fn aligned_objects_through_the_registry() {
     assert_eq!(p.payload[299], 7);
     assert_eq!(p.to_object_ref().type_index(), Wide::type_index());
 }
+
+#[test]
+fn list_reserve_refuses_counts_whose_size_overflows() {
+    let reserve = Function::get_global("ffi.ListReserve").expect("ffi.ListReserve");
+    let list = Function::get_global("ffi.List").expect("ffi.List").call(&[]).expect("a list");
+    for count in [i64::MAX, i64::MAX / 2, 1i64 << 62, 1i64 << 60] {
+        let err = reserve.call(&[list.clone(), Any::from(count)]).expect_err("refused");
+        assert!(format!("{err:?}").contains("cannot reserve room"), "{err:?}");
+    }
+    reserve.call(&[list.clone(), Any::from(16i64)]).expect("a modest reserve works");
+}

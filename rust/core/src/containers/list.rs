@@ -102,10 +102,20 @@ impl ListObj {
     unsafe fn reserve(&self, new_cap: usize) -> Result<(), Error> {
         // SAFETY: under the lock, per the caller.
         let cell = unsafe { &mut *self.cell_mut() };
-        if new_cap as i64 <= cell.capacity {
+        if new_cap as i64 <= cell.capacity && new_cap <= i64::MAX as usize {
             return Ok(());
         }
-        let bytes = new_cap * std::mem::size_of::<TVMFFIAny>();
+        // A capacity whose byte size overflows (or that no allocation could
+        // hold) is refused before anything is allocated.
+        let bytes = match new_cap.checked_mul(std::mem::size_of::<TVMFFIAny>()) {
+            Some(b) if b <= isize::MAX as usize => b,
+            _ => {
+                return Err(Error::new(
+                    "MemoryError",
+                    format!("cannot reserve room for {new_cap} list elements: the size overflows"),
+                ))
+            }
+        };
         // SAFETY: plain allocation; elements are moved bitwise below.
         let new = unsafe { libc::malloc(bytes) };
         if new.is_null() {
