@@ -136,3 +136,21 @@ fn deep_copy_copies_containers_and_keeps_sharing() {
     l.clear();
     lc.clear();
 }
+
+#[test]
+fn stringify_with_an_absurd_indent_is_a_memory_error_not_an_abort() {
+    use tether_core::serialization::json;
+    let nested = tether_core::Any::from_object(
+        tether_core::Array::new(vec![tether_core::Any::from_object(
+            tether_core::Array::new(vec![tether_core::Any::from(1i64)]).unwrap().into_object(),
+        )])
+        .unwrap()
+        .into_object(),
+    );
+    for indent in [usize::MAX, usize::MAX / 2, 1usize << 50] {
+        let err = json::stringify(&nested, indent).expect_err("refused");
+        assert!(format!("{err:?}").contains("would not fit in memory"), "{err:?}");
+    }
+    let text = json::stringify(&nested, 2).expect("a modest indent works");
+    assert_eq!(String::from_utf8(text).unwrap(), "[\n  [\n    1\n  ]\n]");
+}

@@ -399,6 +399,10 @@ pub fn format_float(v: f64) -> String {
     }
 }
 
+fn too_large() -> Error {
+    Error::new("MemoryError", "the indented JSON text would not fit in memory (indent too large)")
+}
+
 struct Writer {
     indent: usize,
     level: usize,
@@ -407,9 +411,19 @@ struct Writer {
 }
 
 impl Writer {
-    fn newline(&mut self) {
+    /// A newline and the current indentation. The room is reserved first,
+    /// so an absurd indent is a MemoryError rather than an aborted process.
+    fn newline(&mut self) -> Result<(), Error> {
+        let need = self.level.checked_add(1).ok_or_else(too_large)?;
+        self.out.try_reserve(need).map_err(|_| too_large())?;
         self.out.push(b'\n');
         self.out.extend(std::iter::repeat(b' ').take(self.level));
+        Ok(())
+    }
+
+    fn enter(&mut self) -> Result<(), Error> {
+        self.level = self.level.checked_add(self.indent).ok_or_else(too_large)?;
+        Ok(())
     }
 
     fn value(&mut self, v: &Any) -> Result<(), Error> {
@@ -447,19 +461,19 @@ impl Writer {
 
     fn sequence(&mut self, items: &[Any]) -> Result<(), Error> {
         self.out.push(b'[');
-        self.level += self.indent;
+        self.enter()?;
         for (i, it) in items.iter().enumerate() {
             if i != 0 {
                 self.out.push(b',');
             }
             if self.indent != 0 {
-                self.newline();
+                self.newline()?;
             }
             self.value(it)?;
         }
         if self.indent != 0 {
             self.level -= self.indent;
-            self.newline();
+            self.newline()?;
         }
         self.out.push(b']');
         Ok(())
@@ -467,13 +481,13 @@ impl Writer {
 
     fn object(&mut self, map: &Map) -> Result<(), Error> {
         self.out.push(b'{');
-        self.level += self.indent;
+        self.enter()?;
         for (i, (k, v)) in map.items().iter().enumerate() {
             if i != 0 {
                 self.out.push(b',');
             }
             if self.indent != 0 {
-                self.newline();
+                self.newline()?;
             }
             if !matches!(k.type_index(), ti::kTVMFFIStr | ti::kTVMFFISmallStr) {
                 return Err(Error::value_error(format!("Expect key to be string, got `{}`", k.type_key())));
@@ -487,7 +501,7 @@ impl Writer {
         }
         if self.indent != 0 {
             self.level -= self.indent;
-            self.newline();
+            self.newline()?;
         }
         self.out.push(b'}');
         Ok(())
