@@ -731,3 +731,37 @@ fn env_tensor_alloc_goes_through_the_thread_or_process_allocator() {
     }
     assert_eq!(ALLOCATED.load(Ordering::SeqCst), FREED.load(Ordering::SeqCst));
 }
+
+#[test]
+fn hostile_dlpack_tensors_are_refused_before_adoption() {
+    // Each case mutates a fresh producer's tensor; the refusal leaves it ours.
+    type Mutate = fn(&mut DLTensor);
+    let cases: [(Mutate, &str); 7] = [
+        (|t| t.dtype.bits = 0, "has no bits or no lanes"),
+        (|t| t.dtype.lanes = 0, "has no bits or no lanes"),
+        (|t| t.ndim = 1 << 20, "is outside 0..="),
+        (|t| t.data = ptr::null_mut(), "data is NULL for a tensor of 6 elements"),
+        (|t| t.byte_offset = u64::MAX - 2, "byte_offset"),
+        // SAFETY (both): the producer's shape array has two extents.
+        (|t| unsafe { *t.shape = -2 }, "extent -2 of axis 0 is negative"),
+        (|t| unsafe { *t.shape = i64::MAX }, "overflows"),
+    ];
+    for (mutate, message) in cases {
+        let (m, deleted) = legacy(&[2, 3], None, CPU);
+        // SAFETY: our own managed tensor.
+        let dl = unsafe { &mut (*m).dl_tensor };
+        let (shape0, data) = (unsafe { *dl.shape }, dl.data);
+        mutate(dl);
+        let e = from_legacy(m, 0, false).unwrap_err();
+        assert_eq!(e.kind(), "ValueError", "{message}: {}", e.message());
+        assert!(e.message().contains(message), "{}", e.message());
+        assert_eq!(deleted.load(Ordering::SeqCst), 0);
+        // SAFETY: restore what the producer owns, then release it once.
+        unsafe {
+            *dl.shape = shape0;
+            dl.data = data;
+            ((*m).deleter.unwrap())(m);
+        }
+        assert_eq!(deleted.load(Ordering::SeqCst), 1);
+    }
+}

@@ -163,18 +163,58 @@ pub fn compact_strides(shape: &[i64]) -> Vec<i64> {
     strides
 }
 
-/// Bytes needed for `numel` packed elements of `dtype`.
+/// Bytes needed for `numel` packed elements of `dtype` (saturating: the
+/// sizes of adopted tensors were checked to fit by `checked_data_size`).
 pub fn data_size(numel: u64, dtype: DLDataType) -> u64 {
-    (numel * dtype.bits as u64 * dtype.lanes as u64 + 7) / 8
+    checked_data_size(numel, dtype).unwrap_or(u64::MAX)
 }
 
-/// Checks every producer's tensor must pass before it is adopted.
+/// Bytes needed for `numel` packed elements of `dtype`, None on overflow.
+fn checked_data_size(numel: u64, dtype: DLDataType) -> Option<u64> {
+    let bits = numel.checked_mul(dtype.bits as u64)?.checked_mul(dtype.lanes as u64)?;
+    Some(bits.checked_add(7)? / 8)
+}
+
+/// Dimensions a producer's tensor may have (DLPack sets no limit; this
+/// keeps a hostile `ndim` from sizing the copies of shape and strides).
+const MAX_NDIM: i32 = 1 << 16;
+
+/// Checks every producer's tensor must pass before it is adopted: a sane
+/// rank, a data type with bits and lanes, non-negative extents whose
+/// element count and byte size fit, and data wherever there are elements.
 fn check_dl_tensor(t: &DLTensor, func: &str) -> Result<(), Error> {
-    if t.ndim < 0 {
-        return Err(Error::value_error(format!("{func}: ndim is negative ({})", t.ndim)));
+    if t.ndim < 0 || t.ndim > MAX_NDIM {
+        return Err(Error::value_error(format!("{func}: ndim {} is outside 0..={MAX_NDIM}", t.ndim)));
     }
     if t.ndim > 0 && t.shape.is_null() {
         return Err(Error::value_error(format!("{func}: shape is NULL for a {}-d tensor", t.ndim)));
+    }
+    if t.dtype.bits == 0 || t.dtype.lanes == 0 {
+        return Err(Error::value_error(format!(
+            "{func}: data type (code {}, bits {}, lanes {}) has no bits or no lanes",
+            t.dtype.code, t.dtype.bits, t.dtype.lanes
+        )));
+    }
+    // SAFETY: ndim and the shape pointer were checked above; the producer
+    // guarantees `ndim` readable extents.
+    let shape = unsafe { shape_of(t) };
+    let mut numel: u64 = 1;
+    for (axis, &extent) in shape.iter().enumerate() {
+        if extent < 0 {
+            return Err(Error::value_error(format!("{func}: extent {extent} of axis {axis} is negative")));
+        }
+        numel = numel.checked_mul(extent as u64).ok_or_else(|| {
+            Error::value_error(format!("{func}: the element count of shape {shape:?} overflows"))
+        })?;
+    }
+    let bytes = checked_data_size(numel, t.dtype)
+        .filter(|b| *b <= isize::MAX as u64)
+        .ok_or_else(|| Error::value_error(format!("{func}: the byte size of shape {shape:?} overflows")))?;
+    if t.data.is_null() && numel > 0 && t.device.device_type == tether_sys::dlpack::device_type::kDLCPU {
+        return Err(Error::value_error(format!("{func}: data is NULL for a tensor of {numel} elements")));
+    }
+    if t.byte_offset.checked_add(bytes).is_none() {
+        return Err(Error::value_error(format!("{func}: byte_offset {} overflows", t.byte_offset)));
     }
     Ok(())
 }
