@@ -15,7 +15,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-conformance-cpp test-upstream-cpp test-upstream-py test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
+	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -139,6 +139,16 @@ test-upstream-cpp: build $(VENV_STAMP)
 # `make test`. tools/upstream_py/run_upstream_tests.py --help.
 test-upstream-py: python
 	$(PY) tools/upstream_py/run_upstream_tests.py --cache $(TARGET)/upstream
+
+# A real client: Apache TVM 0.27 (pip-installed --no-deps with its runtime
+# requirements into a venv under $(TARGET)/tvm-client) runs eight steps --
+# import, TVMScript and te builds run on NumPy data, print/parse, structural
+# equality and hashing, a Relax model on the VM, export_library/load_module,
+# JSON round trip -- each in its own process, on .venv's interpreter with
+# tether serving as tvm_ffi and with the peer: prints a table side by side.
+# Optional, not part of `make test`. tools/tvm_client/run_steps.py --help.
+test-tvm: python
+	$(PY) tools/tvm_client/run_steps.py --dir $(TARGET)/tvm-client
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro
