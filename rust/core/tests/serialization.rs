@@ -154,3 +154,20 @@ fn stringify_with_an_absurd_indent_is_a_memory_error_not_an_abort() {
     let text = json::stringify(&nested, 2).expect("a modest indent works");
     assert_eq!(String::from_utf8(text).unwrap(), "[\n  [\n    1\n  ]\n]");
 }
+
+#[test]
+fn every_dlpack_data_type_survives_a_json_graph_round_trip() {
+    use tether_core::abi::DLDataType;
+    use tether_core::serialization::json_graph::{from_json_graph, to_json_graph};
+    // bool (DLPack's own code and the old 1-bit uint), ints, floats, handle,
+    // bfloat, every float8/6/4 variant, and vector lanes.
+    let mut types = vec![(6u8, 8u8, 1u16), (1, 1, 1), (0, 32, 1), (1, 64, 1), (2, 16, 1), (2, 64, 4), (3, 64, 1), (4, 16, 1)];
+    types.extend((7u8..=17).map(|code| (code, if code >= 17 { 4 } else if code >= 15 { 6 } else { 8 }, 1)));
+    for (code, bits, lanes) in types {
+        let d = DLDataType { code, bits, lanes };
+        let graph = to_json_graph(&Any::data_type(d), &Any::none()).expect("written");
+        let back = from_json_graph(&graph).expect("read back");
+        let got = back.get::<DLDataType>().expect("a data type");
+        assert_eq!((got.code, got.bits, got.lanes), (code, bits, lanes), "code {code} bits {bits} lanes {lanes}");
+    }
+}

@@ -77,20 +77,8 @@ pub fn base64_decode(text: &[u8]) -> Result<Vec<u8>, Error> {
 }
 
 fn parse_dtype(s: &str) -> Result<DLDataType, Error> {
-    let bad = || Error::value_error(format!("Cannot parse data type {s:?}"));
-    let (body, lanes) = match s.rsplit_once('x') {
-        Some((b, l)) if !l.is_empty() && l.bytes().all(|c| c.is_ascii_digit()) => (b, l.parse::<u16>().map_err(|_| bad())?),
-        _ => (s, 1),
-    };
-    if body == "bool" {
-        return Ok(DLDataType { code: 1, bits: 1, lanes });
-    }
-    for (prefix, code) in [("bfloat", 4u8), ("float", 2), ("uint", 1), ("int", 0)] {
-        if let Some(bits) = body.strip_prefix(prefix) {
-            return Ok(DLDataType { code, bits: bits.parse().map_err(|_| bad())?, lanes });
-        }
-    }
-    Err(bad())
+    // The inverse of `dtype_text`: the core's parser, every code included.
+    crate::tensor::dtype::from_str(s)
 }
 
 fn obj_any(o: ObjectRef) -> Any {

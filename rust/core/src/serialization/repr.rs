@@ -138,20 +138,10 @@ fn device_name(device_type: i32) -> &'static str {
 
 /// A data type in TVM-FFI's text form (`int32`, `float16x4`, `bool`).
 pub fn dtype_text(code: u8, bits: u8, lanes: u16) -> String {
-    let base = match (code, bits) {
-        (1, 1) => return if lanes == 1 { "bool".into() } else { format!("boolx{lanes}") },
-        (0, _) => "int",
-        (1, _) => "uint",
-        (2, _) => "float",
-        (3, _) => return "handle".into(),
-        (4, _) => "bfloat",
-        _ => return format!("custom[{code}]{bits}"),
-    };
-    if lanes == 1 {
-        format!("{base}{bits}")
-    } else {
-        format!("{base}{bits}x{lanes}")
-    }
+    // The one spelling of the core (`tensor::dtype`, TVM-FFI's), every DLPack
+    // code included; a code nobody registered prints as `custom[code]bits`.
+    crate::tensor::dtype::to_string(tether_sys::dlpack::DLDataType { code, bits, lanes })
+        .unwrap_or_else(|_| format!("custom[{code}]{bits}"))
 }
 
 impl Printer {
