@@ -171,3 +171,16 @@ fn every_dlpack_data_type_survives_a_json_graph_round_trip() {
         assert_eq!((got.code, got.bits, got.lanes), (code, bits, lanes), "code {code} bits {bits} lanes {lanes}");
     }
 }
+
+#[test]
+fn json_integers_beyond_64_bits_stay_integers() {
+    use tether_core::serialization::json;
+    let big = "123456789012345678901234567890";
+    let v = json::parse(format!("[{big}, -{big}, 9223372036854775807, 1.5]").as_bytes()).expect("parsed");
+    let text = String::from_utf8(json::stringify(&v, 0).unwrap()).unwrap();
+    assert_eq!(text, format!("[{big},-{big},9223372036854775807,1.5]"));
+    let long = "9".repeat(4301);
+    let err = json::parse(long.as_bytes()).expect_err("refused");
+    assert!(format!("{err:?}").contains("exceeds the limit of 4300 digits"), "{err:?}");
+    json::parse("9".repeat(4300).as_bytes()).expect("at the limit it parses");
+}

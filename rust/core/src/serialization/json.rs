@@ -210,6 +210,19 @@ impl<'a> Parser<'a> {
             if let Ok(v) = buf.parse::<i64>() {
                 return Ok(Any::from(v));
             }
+            // An integer beyond 64 bits stays an integer (a BigInt), never a
+            // float; literals longer than CPython's default limit for int
+            // text are refused (their conversion is quadratic in length).
+            let digits = buf.trim_start_matches(['-', '+']);
+            if !digits.is_empty() && digits.bytes().all(|c| c.is_ascii_digit()) {
+                if digits.len() > MAX_INT_DIGITS {
+                    return self.fail_at(start, "Integer literal exceeds the limit of 4300 digits");
+                }
+                return match crate::big_int::decimal::parse_decimal(&buf) {
+                    Ok(v) => Ok(v),
+                    Err(_) => self.fail_at(start, "Expecting value"),
+                };
+            }
         }
         match buf.parse::<f64>() {
             // strtod reports overflow as an error; so does upstream.
@@ -403,11 +416,14 @@ fn too_large() -> Error {
     Error::new("MemoryError", "the indented JSON text would not fit in memory (indent too large)")
 }
 
+/// Digits an integer literal may have (CPython's default `int` text limit).
+const MAX_INT_DIGITS: usize = 4300;
+
 struct Writer {
     indent: usize,
     level: usize,
     out: Vec<u8>,
-    active_lists: Vec<usize>,
+    active_lists: std::collections::HashSet<usize>,
 }
 
 impl Writer {
@@ -432,6 +448,11 @@ impl Writer {
             ti::kTVMFFINone => self.out.extend_from_slice(b"null"),
             ti::kTVMFFIBool => self.out.extend_from_slice(if v.get::<bool>()? { b"true" } else { b"false" }),
             ti::kTVMFFIInt => self.out.extend_from_slice(v.get::<i64>()?.to_string().as_bytes()),
+            ti::kTVMFFIBigInt => {
+                // SAFETY: a BigInt's words live in the object `v` holds.
+                let words = unsafe { crate::big_int::content_words(v.as_raw()) }.unwrap_or(&[]);
+                self.out.extend_from_slice(crate::big_int::decimal::to_decimal(words).as_bytes());
+            }
             ti::kTVMFFIFloat => self.out.extend_from_slice(format_float(v.get::<f64>()?).as_bytes()),
             ti::kTVMFFIStr | ti::kTVMFFISmallStr => escape_string(v.view().str_bytes().unwrap_or_default(), &mut self.out),
             ti::kTVMFFIArray => {
@@ -441,13 +462,12 @@ impl Writer {
             ti::kTVMFFIList => {
                 let obj = v.as_object().expect("list");
                 let addr = obj.as_ptr() as usize;
-                if self.active_lists.contains(&addr) {
+                if !self.active_lists.insert(addr) {
                     return Err(Error::value_error("Cycle detected: List contains itself"));
                 }
-                self.active_lists.push(addr);
                 let items = List::from_object(obj)?.to_vec();
                 let r = deep_stack::guarded(|| self.sequence(&items));
-                self.active_lists.pop();
+                self.active_lists.remove(&addr);
                 r?;
             }
             ti::kTVMFFIMap => {
@@ -510,7 +530,7 @@ impl Writer {
 
 /// JSON text of `value` (`ffi.json.Stringify`); `indent` 0 is compact.
 pub fn stringify(value: &Any, indent: usize) -> Result<Vec<u8>, Error> {
-    let mut w = Writer { indent, level: 0, out: Vec::new(), active_lists: Vec::new() };
+    let mut w = Writer { indent, level: 0, out: Vec::new(), active_lists: std::collections::HashSet::new() };
     w.value(value)?;
     Ok(w.out)
 }
