@@ -260,14 +260,20 @@ STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' 
 lint: lint-buildifier lint-starlark lint-nix lint-entry-points
 
 # The sources Bazel alone would run, built and run here too: the consumer
-# example against the Cargo-built core, and the per-file py_test runner on a
-# suite (from another directory, as under Bazel).
+# example against the Cargo-built core (its @tether//:tvm_ffi half against
+# the peer's copy of the same release's headers, which Bazel fetches from the
+# sdist; -isystem as they are third-party), and the per-file py_test runner
+# on a suite (from another directory, as under Bazel).
 lint-entry-points: build python
 	mkdir -p $(TARGET)/bazel_consumer
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include examples/bazel_consumer/echo_client.cc \
 	    examples/bazel_consumer/echo_client_test.cc -L$(LIBDIR) $(TESTING_LIB) -ltether_core -Wl,-rpath,$(LIBDIR) \
 	    -o $(TARGET)/bazel_consumer/echo_client_test
 	$(TARGET)/bazel_consumer/echo_client_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -isystem "$(PEER_INCLUDE)" examples/bazel_consumer/shape_registry.cc \
+	    examples/bazel_consumer/shape_registry_test.cc -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) \
+	    -o $(TARGET)/bazel_consumer/shape_registry_test
+	$(TARGET)/bazel_consumer/shape_registry_test
 	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
 
 $(BUILDIFIER): package.json package-lock.json

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import starlark as sl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import module_extensions as mext  # noqa: E402
 import rule_stubs as stubs  # noqa: E402
 
 SOURCE_EXTS = {".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".py", ".sh", ".bzl"}
@@ -98,6 +99,7 @@ class Evaluator:
         self.dialect = sl.Dialect.extended()
         self.globals = sl.Globals.extended_by([sl.LibraryExtension.StructType, sl.LibraryExtension.Print])
         self.bzl_cache: dict[str, sl.FrozenModule] = {}
+        self.repo_recorder = mext.RepoRecorder(self)
 
     # ---- problems and labels ------------------------------------------------
     def problem(self, msg: str):
@@ -239,7 +241,7 @@ class Evaluator:
         m.add_callable("_package_name", lambda: self.package)
         prelude = ("native = struct(glob = glob, select = select, exports_files = exports_files, filegroup = filegroup,"
                    " test_suite = test_suite, package_name = _package_name, alias = alias, config_setting = config_setting)\n")
-        sl.eval(m, sl.parse("<prelude>", prelude, self.dialect), self.globals)
+        sl.eval(m, sl.parse("<prelude>", prelude + mext.BZL_PRELUDE, self.dialect), self.globals)
         return m
 
     # ---- loads ------------------------------------------------------------------
@@ -271,6 +273,8 @@ class Evaluator:
                 m.add_callable(sym, self.macro_rust_test_suite)
             elif kind == "macro:pyo3_extension":
                 m.add_callable(sym, self.macro_pyo3_extension)
+            elif kind.startswith("repo:"):
+                m.add_callable(sym, self.repo_recorder.rule(kind[len("repo:"):]))
             elif kind == "struct:selects":
                 m.add_callable("_config_setting_group", self.rule_fn("config_setting_group"))
                 sl.eval(m, sl.parse(key, "selects = struct(config_setting_group = _config_setting_group)\n", self.dialect), self.globals)
@@ -337,32 +341,29 @@ class Evaluator:
                 fields.append(f"{tag} = {fn}")
             lines.append(f"_EXT[{ext_key!r}] = struct({', '.join(fields)})")
 
-        def repo_rule_factory(key):
-            allowed = stubs.REPO_RULES[key]
-
-            def call(**kw):
-                for a in kw:
-                    if a not in allowed:
-                        self.problem(f"{key.split('%')[1]} has no attribute '{a}'")
-                self.mod.repos[kw["name"]] = "build_file:" + kw.get("build_file", "")
-                if "build_file" in kw:
-                    self.mod.label_refs.append((self.canon(kw["build_file"], ""), path, True))
-            return call
-
         for i, key in enumerate(stubs.REPO_RULES):
-            m.add_callable(f"_repo_rule{i}", repo_rule_factory(key))
+            m.add_callable(f"_repo_rule{i}", self.repo_recorder.rule(key))
             lines.append(f"_REPO_RULES[{key!r}] = _repo_rule{i}")
         for fn in (module, bazel_dep, local_path_override, git_override, _use_repo, register_toolchains, self.problem):
             m.add_callable(fn.__name__, fn)
-        prelude = "_EXT = {}\n_REPO_RULES = {}\n" + "\n".join(lines) + """
+        m.add_callable("_begin_extension", self.repo_recorder.begin_extension)
+        m.add_callable("_end_extension", self.repo_recorder.end_extension)
+        module_src = open(os.path.join(self.mod.root, path)).read()
+        # This module's own extensions are loaded (and their files owned) first.
+        prelude = mext.module_prelude_loads(mext.local_extensions(module_src)) + mext.MODULE_CTX_PRELUDE
+        prelude += "_EXT = {}\n_REPO_RULES = {}\n" + "\n".join(lines) + """
 def use_extension(bzl, name, dev_dependency = False, isolate = False):
     key = bzl + "%" + name
+    if key in _LOCAL_EXT:
+        return struct(_local_key = key)
     if key not in _EXT:
         problem("use_extension of " + key + ": no stub (add it to rule_stubs.EXTENSIONS)")
         return struct()
     return _EXT[key]
 
 def use_repo(extension_proxy, *names, **renamed):
+    if hasattr(extension_proxy, "_local_key"):
+        _run_local_extension(extension_proxy._local_key, list(names) + list(renamed.values()))
     _use_repo(list(names) + list(renamed.keys()))
 
 def use_repo_rule(bzl, name, dev_dependency = False):
@@ -372,9 +373,9 @@ def use_repo_rule(bzl, name, dev_dependency = False):
         return None
     return _REPO_RULES[key]
 """
-        sl.eval(m, sl.parse("<module prelude>", prelude, self.dialect), self.globals)
         try:
-            sl.eval(m, sl.parse(path, open(os.path.join(self.mod.root, path)).read(), self.dialect), self.globals)
+            sl.eval(m, sl.parse("<module prelude>", prelude, self.dialect), self.globals, sl.FileLoader(self.load))
+            sl.eval(m, sl.parse(path, module_src, self.dialect), self.globals)
         except sl.StarlarkError as e:
             self.problem(f"evaluation failed: {first_error_line(str(e))}")
         # Hubs: which lock file each crate_universe / pip hub is made from.

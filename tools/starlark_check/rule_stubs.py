@@ -159,6 +159,12 @@ LOADS = {
     "@rules_shell//shell:sh_test.bzl": {"sh_test": "sh_test"},
     "@bazel_skylib//rules:copy_file.bzl": {"copy_file": "copy_file"},
     "@bazel_skylib//lib:selects.bzl": {"selects": "struct:selects"},
+    # Repository rules, for the repository's own module extensions
+    # (module_extensions.py runs them).
+    "@bazel_tools//tools/build_defs/repo:http.bzl": {
+        "http_archive": "repo:@bazel_tools//tools/build_defs/repo:http.bzl%http_archive",
+        "http_file": "repo:@bazel_tools//tools/build_defs/repo:http.bzl%http_file",
+    },
 }
 
 # Module-extension tags (MODULE.bazel): "<bzl file>%<extension>" -> tag -> attributes.
@@ -217,5 +223,9 @@ REPO_RULES = {
         "type", "url", "urls", "patches", "patch_args", "patch_cmds", "add_prefix",
         "workspace_file", "workspace_file_content", "remote_file_urls", "remote_file_integrity",
         "canonical_id", "auth_patterns", "netrc", "remote_patches", "remote_patch_strip", "patch_tool",
+    },
+    "@bazel_tools//tools/build_defs/repo:http.bzl%http_file": {
+        "name", "sha256", "integrity", "url", "urls", "executable", "downloaded_file_path",
+        "canonical_id", "auth_patterns", "netrc",
     },
 }

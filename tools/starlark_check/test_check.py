@@ -13,13 +13,14 @@ sys.path.insert(0, HERE)
 import check  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "testdata", "fixture")
+EXTENSION_FIXTURE = os.path.join(HERE, "testdata", "extension_fixture")
 
 
-def fixture_problems(tmp_path):
+def fixture_problems(tmp_path, fixture=FIXTURE):
     # The fixture's files carry a .in suffix so that Bazel and the check of
     # the repository itself do not take them for real packages and sources.
-    for name in os.listdir(FIXTURE):
-        shutil.copy(os.path.join(FIXTURE, name), tmp_path / name[: -len(".in")])
+    for name in os.listdir(fixture):
+        shutil.copy(os.path.join(fixture, name), tmp_path / name[: -len(".in")])
     return check.check_module(str(tmp_path)).problems
 
 
@@ -58,6 +59,18 @@ def test_reports_nothing_else(tmp_path):
         "lonely_test.cc: belongs to no target",
         "lonely_test.cc: test file with no test target",
         "orphan.c: belongs to no target",
+    ])
+
+
+def test_module_extension_of_the_module_is_run(tmp_path):
+    # The extension's .bzl file is loaded (so it belongs to a target) and its
+    # implementation runs: what it makes resolves, what it does not is reported.
+    assert sorted(fixture_problems(tmp_path, EXTENSION_FIXTURE)) == sorted([
+        "MODULE.bazel: http_archive 'unchecked' downloads without a checksum (sha256 or integrity)",
+        "MODULE.bazel: http_archive 'unchecked': http://example.org/unchecked.tar.gz is not an https URL",
+        "MODULE.bazel: use_repo names @never_made, which //:deps.bzl%deps does not make (it makes good, unchecked)",
+        "MODULE.bazel: label @//:missing.BUILD.bazel: no target or file 'missing.BUILD.bazel' in //",
+        "BUILD.bazel: label @good//:nope: //:good.BUILD.bazel defines no 'nope'",
     ])
 
 
