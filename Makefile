@@ -252,7 +252,9 @@ sanitize:
 # node_modules/) formats and lints every Starlark file; check.py evaluates
 # MODULE.bazel and the BUILD files with stub rules (labels, attributes, every
 # source in a target); nix-instantiate (Debian's nix-bin) parses flake.nix and
-# evaluates its outputs against stub inputs.
+# evaluates its outputs against stub inputs, and copied_sets.py checks that
+# what each flake check copies holds every file its files refer to and that
+# its Python environment has every module the suites importorskip.
 BUILDIFIER := $(CURDIR)/node_modules/.bin/buildifier
 LINT_STAMP := $(VENV)/.tether-lint-deps
 STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' '*.bzl' 'BUILD' | grep -v '^node_modules/')
@@ -291,10 +293,12 @@ lint-starlark: $(LINT_STAMP)
 	$(PY) tools/starlark_check/check.py
 	$(PY) -m pytest -q -p no:cacheprovider tools/starlark_check/test_check.py
 
-lint-nix:
+lint-nix: $(VENV_STAMP)
 	command -v nix-instantiate >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin; }
 	nix-instantiate --parse flake.nix >/dev/null
 	nix-instantiate --eval --strict --readonly-mode tools/nix_check/eval.nix
+	$(PY) tools/nix_check/copied_sets.py
+	$(PY) -m pytest -q -p no:cacheprovider tools/nix_check/test_copied_sets.py
 
 clean:
 	$(CARGO) clean

@@ -7,11 +7,12 @@
   };
 
   outputs = { self, nixpkgs, flake-utils }:
+    # The systems CI runs `nix flake check` on (ubuntu-24.04,
+    # ubuntu-24.04-arm, macos-14), each with a wheel of the peer below.
     flake-utils.lib.eachSystem [
       "x86_64-linux"
       "aarch64-linux"
       "aarch64-darwin"
-      "x86_64-darwin"
     ] (system:
       let
         pkgs = import nixpkgs { inherit system; };
@@ -19,13 +20,55 @@
         python = pkgs.python311;
         version = "0.1.0";
 
-        # Sources without build output or local environments.
+        # The whole repository without version control, build output or local
+        # environments. Every build and check takes this one source set, so a
+        # file refers to its neighbours as in a checkout (tests/c/abi_test.c
+        # includes check.h, tests/python reads ../../README.md and builds
+        # ../rust_plugin against ../../rust/sys); tools/nix_check/copied_sets.py
+        # fails `make lint-nix` when a check's files refer outside what it copies.
         src = lib.cleanSourceWith {
           src = ./.;
           filter = path: type:
             let base = baseNameOf path; in
-            !(builtins.elem base [ "target" ".venv" "node_modules" "result" ]
+            lib.cleanSourceFilter path type
+            && !(builtins.elem base [ "target" ".venv" "node_modules" "result" "__pycache__" ]
               || lib.hasPrefix "bazel-" base);
+        };
+
+        # The peer apache-tvm-ffi 0.1.15.post2 (not in nixpkgs), from PyPI's
+        # CPython 3.11 wheels, sha256-pinned. A test dependency only: its
+        # headers compile the upstream-style kernels and its library shares a
+        # process with tether in the coexistence tests; without it about 30
+        # Python tests would skip.
+        tvmFfiVersion = "0.1.15.post2";
+        tvmFfiWheels = {
+          x86_64-linux = {
+            url = "https://files.pythonhosted.org/packages/d9/a5/a123483862e34e6b4dbc9f793f3bc780eb69ebcdf3d726b055af2d6e2b07/apache_tvm_ffi-0.1.15.post2-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+            sha256 = "8ecebe749834f6ac0f2693d5964acf9ac75d0bc26e6ba64c46eb7ab00ea50fac";
+          };
+          aarch64-linux = {
+            url = "https://files.pythonhosted.org/packages/ee/34/27243e384ff856e2acea57a452da942a1f772c59fa178ff778bdcccf1024/apache_tvm_ffi-0.1.15.post2-cp311-cp311-manylinux_2_24_aarch64.manylinux_2_28_aarch64.whl";
+            sha256 = "13efa12e3b81add67e40a2b5453203421af55827bd9cecc1fac56efd6e614282";
+          };
+          aarch64-darwin = {
+            url = "https://files.pythonhosted.org/packages/50/5e/c2871bbf8bb255cbe0ee45a293423b8055f1ea4903c3f5f72a3c8be97568/apache_tvm_ffi-0.1.15.post2-cp311-cp311-macosx_11_0_arm64.whl";
+            sha256 = "67667334a6db1f9f01cb1117632d13acb557a1e58f6ed3e3a447940c49484bd7";
+          };
+        };
+        apache-tvm-ffi = python.pkgs.buildPythonPackage {
+          pname = "apache-tvm-ffi";
+          version = tvmFfiVersion;
+          format = "wheel";
+          src = pkgs.fetchurl tvmFfiWheels.${system};
+          # The manylinux wheel's libtvm_ffi links libstdc++.
+          nativeBuildInputs = lib.optionals pkgs.stdenv.isLinux [ pkgs.autoPatchelfHook ];
+          buildInputs = lib.optionals pkgs.stdenv.isLinux [ pkgs.stdenv.cc.cc.lib ];
+          propagatedBuildInputs = [ python.pkgs.typing-extensions ];
+          pythonImportsCheck = [ "tvm_ffi" ];
+          meta = {
+            description = "apache-tvm-ffi, the peer tether's tests compare against (test dependency)";
+            license = lib.licenses.asl20;
+          };
         };
 
         # The core: libtether_core (the C ABI) with its header, and the rlib;
@@ -81,11 +124,21 @@
         testingLink = if pkgs.stdenv.isDarwin then "-ltether_testing"
           else "-Wl,--no-as-needed -ltether_testing -Wl,--as-needed";
 
-        testPython = python.withPackages (ps: [ ps.pytest ps.numpy tether-python ]);
+        # Everything the Python suites import: tests needing a missing one
+        # would skip rather than fail (tools/nix_check/copied_sets.py checks
+        # this list against the suites' importorskip calls).
+        testPython = python.withPackages (ps: [
+          ps.pytest
+          ps.numpy
+          ps.mypy
+          ps.nanobind
+          apache-tvm-ffi
+          tether-python
+        ]);
       in
       {
         packages = {
-          inherit tether-core tether-python;
+          inherit tether-core tether-python apache-tvm-ffi;
           default = tether-core;
         };
 
@@ -116,19 +169,26 @@
 
           # The C ABI test against the packaged libraries and header (it
           # calls testing.* globals: the testing library is linked too).
+          # It is compiled inside the source set: it includes check.h beside it.
           c-abi = pkgs.runCommandCC "tether-c-abi-test" { } ''
-            cc -std=c11 -Wall -Wextra -Werror -I${tether-core}/include ${./tests/c/abi_test.c} \
+            cc -std=c11 -Wall -Wextra -Werror -I${tether-core}/include ${src}/tests/c/abi_test.c \
               -L${tether-core}/lib ${testingLink} -ltether_core \
               -Wl,-rpath,${tether-core}/lib -o abi_test
             ./abi_test
             touch $out
           '';
 
-          # The Python suites against the built wheel.
-          python = pkgs.runCommandCC "tether-python-tests" { nativeBuildInputs = [ testPython pkgs.cargo ]; } ''
-            cp -r ${./tests} tests
-            chmod -R u+w tests
-            cd tests/python
+          # The Python suites against the built wheel, run inside a writable
+          # copy of the whole source set (the suites read the README, build
+          # tests/rust_plugin against rust/sys with cargo, cache nanobind's
+          # objects under target/). cargo needs no download: the plugin's
+          # only dependency is the path crate tether-sys.
+          python = pkgs.runCommandCC "tether-python-tests" {
+            nativeBuildInputs = [ testPython pkgs.cargo pkgs.rustc pkgs.ninja ];
+          } ''
+            cp -r ${src} source
+            chmod -R u+w source
+            cd source/tests/python
             HOME=$TMPDIR python -m pytest -q -p no:cacheprovider
             touch $out
           '';

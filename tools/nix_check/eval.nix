@@ -3,20 +3,13 @@
 # `nix develop`, `nix build` and `nix flake check` rely on: the systems, the
 # packages and how they are built, the dev shell's tools, the checks.
 # Run: nix-instantiate --eval --strict --readonly-mode tools/nix_check/eval.nix
+# What a check copies and whether its files' references stay inside it is
+# checked by copied_sets.py (over sources.nix), also run by `make lint-nix`.
 let
-  flake = import ../../flake.nix;
-  flake-utils.lib.eachSystem = systems: f:
-    let
-      perSystem = builtins.listToAttrs (map (s: { name = s; value = f s; }) systems);
-      names = builtins.attrNames (f (builtins.head systems));
-    in
-    builtins.listToAttrs (map
-      (n: { name = n; value = builtins.mapAttrs (_: v: v.${n}) perSystem; })
-      names);
-  nixpkgs = { outPath = ./stub_nixpkgs.nix; };
-  out = flake.outputs { self = { }; inherit nixpkgs flake-utils; };
+  out = import ./flake_outputs.nix;
 
-  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" "x86_64-darwin" ];
+  # The systems CI runs the flake's checks on (.github/workflows/ci.yml).
+  systems = [ "x86_64-linux" "aarch64-linux" "aarch64-darwin" ];
   check = cond: msg: if cond then true else throw "flake check: ${msg}";
   names = drvs: map (d: d.name) drvs;
   has = attrs: n: builtins.hasAttr n attrs;
@@ -48,6 +41,9 @@ let
       (check (builtins.match ".*-ltether_testing.*" c.c-abi.args.script != null) "${system}: the C check links the testing library")
       (check (builtins.elem "tether-testing" core.cargoBuildFlags) "${system}: tether-core's build makes the testing library too")
       (check (builtins.match ".*pytest.*" c.python.args.script != null) "${system}: the Python check runs pytest")
+      (check (p.apache-tvm-ffi.args.format == "wheel" && builtins.match "[0-9a-f]{64}" p.apache-tvm-ffi.args.src.args.sha256 != null)
+        "${system}: apache-tvm-ffi is the pinned wheel, sha256-checked")
+      (check (builtins.match ".*-cp311-cp311-.*" p.apache-tvm-ffi.args.src.args.url != null) "${system}: the apache-tvm-ffi wheel is for CPython 3.11, the flake's Python")
     ];
 in
 {
