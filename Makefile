@@ -15,7 +15,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
-	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
+	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize clean bench bench-quick
 
 all: build
@@ -30,7 +30,7 @@ demo: build python
 	$(CARGO) run -q -p tether-core --example demo
 	$(PY) python/examples/demo.py
 
-test: lint test-rust test-c test-symbols test-conformance-cpp test-cpp test-python bench-quick
+test: lint test-rust test-c test-symbols test-conformance-cpp test-cpp test-python test-cmake bench-quick
 
 # A repo-local virtualenv with the build and test tools, then the package
 # built from source (the core library is built by the extension's build.rs).
@@ -42,7 +42,7 @@ VENV_STAMP := $(VENV)/.tether-test-deps
 
 $(VENV_STAMP): Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest nanobind mypy numpy matplotlib ninja "$(PEER)"
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest nanobind mypy numpy matplotlib ninja cmake "$(PEER)"
 	touch $@
 
 python: $(VENV_STAMP)
@@ -50,6 +50,15 @@ python: $(VENV_STAMP)
 
 test-python: python
 	cd tests/python && $(PY) -m pytest -q
+
+# tether as apache-tvm-ffi's CMake package (find_package(tvm_ffi)): the
+# quickstart and python_packaging examples of the pinned sdist (extracted
+# at run time, sha256-checked, never copied here) built unmodified and run
+# with tether serving as tvm_ffi, and tests/cmake/consumer. Builds under
+# $(TARGET)/cmake_examples; its venv gets scikit-build-core from the index
+# once. tools/cmake_examples/run.py --help.
+test-cmake: python
+	$(PY) tools/cmake_examples/run.py --cache $(TARGET)/upstream --work $(TARGET)/cmake_examples
 
 test-rust: test-cxx-bridge
 	$(CARGO) test $(CARGO_WORKSPACE)

@@ -1,16 +1,75 @@
-"""``tether-config``: what a C or C++ build needs to use tether's library."""
+"""``tether-config``: what a C or C++ build needs to use tether's library.
+
+The options are ``tvm-ffi-config``'s (``python -m tvm_ffi.config`` answers
+from here while tether serves as tvm_ffi), so a build script written for
+TVM-FFI (``g++ $(tvm-ffi-config --cxxflags) ... $(tvm-ffi-config --ldflags)
+$(tvm-ffi-config --libs)``) builds against tether. Sources written for
+TVM-FFI include its C++ headers (``<tvm/ffi/...>``), which tether does not
+ship: ``--cxxflags``/``--cflags`` add them when found (see
+``tvm_ffi_includedir``). ``--cmakedir`` is tether's CMake package under the
+name ``tvm_ffi`` (``find_package(tvm_ffi CONFIG)``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import importlib.machinery
 import os
 import sys
+from typing import Optional
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 
+#: Environment variable naming the directory of TVM-FFI's C++ headers (the
+#: one holding ``tvm/ffi/`` and ``dlpack/``); read here and by the CMake package.
+TVM_FFI_INCLUDE_ENV = "TETHER_TVM_FFI_INCLUDE_DIR"
+
 
 def includedir() -> str:
+    """tether's own headers (``<tether/...>``)."""
     return os.path.join(_HERE, "include")
+
+
+def _holds_tvm_ffi_headers(path: str) -> bool:
+    return all(os.path.isfile(os.path.join(path, *rel)) for rel in
+               (("tvm", "ffi", "c_api.h"), ("tvm", "ffi", "function.h"), ("dlpack", "dlpack.h")))
+
+
+def tvm_ffi_includedir() -> Optional[str]:
+    """The directory of TVM-FFI's C++ headers, or None when none is found.
+
+    ``$TETHER_TVM_FFI_INCLUDE_DIR`` when set (ValueError when it holds no
+    such headers: an explicit choice is never replaced by a guess), else
+    the ``include`` directory of the apache-tvm-ffi package installed on
+    ``sys.path``, found without importing it (``PathFinder`` looks past
+    tether's own ``tvm_ffi`` alias). Only the headers are used.
+    """
+    given = os.environ.get(TVM_FFI_INCLUDE_ENV, "")
+    if given:
+        path = os.path.abspath(given)
+        if not _holds_tvm_ffi_headers(path):
+            raise ValueError(f"{TVM_FFI_INCLUDE_ENV}={given!r} holds no TVM-FFI headers "
+                             "(tvm/ffi/c_api.h, tvm/ffi/function.h, dlpack/dlpack.h)")
+        return path
+    for root in _installed_tvm_ffi_roots():
+        path = os.path.join(root, "include")
+        if _holds_tvm_ffi_headers(path):
+            return path
+    return None
+
+
+def _installed_tvm_ffi_roots() -> list:
+    """The package directories of an apache-tvm-ffi installed on sys.path."""
+    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
+def _include_dirs() -> list:
+    dirs = [includedir()]
+    tvm_ffi = tvm_ffi_includedir()
+    if tvm_ffi is not None:
+        dirs.append(tvm_ffi)
+    return dirs
 
 
 def libdir() -> str:
@@ -29,7 +88,51 @@ def libs() -> str:
 
 
 def cxxflags() -> str:
-    return f"-std=c++17 -I{includedir()}"
+    return " ".join([f"-I{d}" for d in _include_dirs()] + ["-std=c++17"])
+
+
+def cflags() -> str:
+    return " ".join(f"-I{d}" for d in _include_dirs())
+
+
+def dlpack_includedir() -> str:
+    """The directory holding ``dlpack/dlpack.h`` (TVM-FFI's header directory)."""
+    found = tvm_ffi_includedir()
+    if found is None:
+        raise LookupError(_MISSING_HEADERS)
+    return found
+
+
+def libfiles() -> str:
+    """The library a build links: the core (its import library on Windows)."""
+    from . import libinfo
+
+    return libinfo.find_windows_implib() if sys.platform == "win32" else libinfo.find_libtvm_ffi()
+
+
+def cmakedir() -> str:
+    """tether's CMake package directory (package name ``tvm_ffi``)."""
+    from . import libinfo
+
+    return libinfo.find_cmake_path()
+
+
+def sourcedir() -> str:
+    from . import libinfo
+
+    return libinfo.find_source_path()
+
+
+def cython_lib_path() -> str:
+    """The compiled extension module (``tether._ffi``; tvm_ffi's option name)."""
+    from . import libinfo
+
+    return libinfo.find_cython_lib()
+
+
+_MISSING_HEADERS = (
+    "TVM-FFI's C++ headers were not found: install apache-tvm-ffi beside tether (only its headers are "
+    f"used) or set {TVM_FFI_INCLUDE_ENV} to the directory holding tvm/ffi/ and dlpack/")
 
 
 def ldflags() -> str:
@@ -39,19 +142,40 @@ def ldflags() -> str:
     return flags
 
 
+# Each option, in the order answers are printed (tvm-ffi-config's order),
+# with what it prints.
+_OPTIONS = (
+    ("includedir", includedir, "tether's include directory (<tether/...>)"),
+    ("tvm-ffi-includedir", dlpack_includedir, "TVM-FFI's C++ header directory (<tvm/ffi/...>)"),
+    ("dlpack-includedir", dlpack_includedir, "the directory holding dlpack/dlpack.h"),
+    ("cmakedir", cmakedir, "the CMake package directory (find_package(tvm_ffi CONFIG))"),
+    ("libdir", libdir, "the directory of libtether_core"),
+    ("libfiles", libfiles, "the full path of the library to link"),
+    ("sourcedir", sourcedir, "tether's source tree (installs from a checkout only)"),
+    ("cython-lib-path", cython_lib_path, "the compiled extension module"),
+    ("cxxflags", cxxflags, "C++ compiler flags"),
+    ("cflags", cflags, "C compiler flags"),
+    ("libs", libs, "libraries to link"),
+    ("ldflags", ldflags, "linker flags"),
+)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="tether-config", description=__doc__)
-    for name in ("includedir", "libdir", "libs", "cxxflags", "ldflags"):
-        parser.add_argument(f"--{name}", action="store_true", help=f"print the {name}")
+    parser = argparse.ArgumentParser(prog="tether-config", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, _, what in _OPTIONS:
+        parser.add_argument(f"--{name}", action="store_true", help=f"print {what}")
     args = parser.parse_args(argv)
-    printed = False
-    for name, fn in (("includedir", includedir), ("libdir", libdir), ("libs", libs), ("cxxflags", cxxflags), ("ldflags", ldflags)):
-        if getattr(args, name):
-            print(fn())
-            printed = True
-    if not printed:
+    chosen = [(name, fn) for name, fn, _ in _OPTIONS if getattr(args, name.replace("-", "_"))]
+    if not chosen:
         parser.print_help()
         return 1
+    for name, fn in chosen:
+        try:
+            print(fn())
+        except (LookupError, RuntimeError, ValueError) as err:
+            print(f"{parser.prog}: --{name}: {err}", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -36,6 +36,15 @@ class _AliasLoader(importlib.abc.Loader):
         # tether's module ran when it was imported under its own name.
         pass
 
+    def get_code(self, fullname):
+        """The real module's code, for ``python -m tvm_ffi.X`` (runpy runs
+        it afresh as ``__main__``)."""
+        spec = self._module.__spec__
+        return spec.loader.get_code(spec.name)
+
+    def is_package(self, fullname) -> bool:
+        return hasattr(self._module, "__path__")
+
 
 class _AliasFinder(importlib.abc.MetaPathFinder):
     """Maps ``tvm_ffi[.X]`` to ``tether[.X]`` ahead of every other finder."""
@@ -50,7 +59,9 @@ class _AliasFinder(importlib.abc.MetaPathFinder):
             if err.name == real_name:
                 return None  # a module tether does not have: let the import fail as usual
             raise
+        real_spec = getattr(module, "__spec__", None)
         spec = importlib.machinery.ModuleSpec(fullname, _AliasLoader(module),
+                                              origin=getattr(real_spec, "origin", None),
                                               is_package=hasattr(module, "__path__"))
         return spec
 
@@ -107,7 +118,29 @@ def provide_tvm_ffi() -> None:
     _load_soname_library()
     _finder = _AliasFinder()
     sys.meta_path.insert(0, _finder)
-    # Modules already imported under tether's name become visible under the alias now.
+    # Modules already imported under tether's name become visible under the
+    # alias now -- except the one `python -m` is about to run: runpy takes the
+    # spec of a module it finds in sys.modules, and that spec's loader only
+    # answers to tether's name; left out, it is found through the finder.
+    main_module = _module_run_as_main()
     for name, module in list(sys.modules.items()):
         if name == _TARGET or name.startswith(_TARGET + "."):
-            sys.modules.setdefault(_ALIAS + name[len(_TARGET):], module)
+            alias = _ALIAS + name[len(_TARGET):]
+            if alias != main_module:
+                sys.modules.setdefault(alias, module)
+
+
+def _module_run_as_main() -> Optional[str]:
+    """The module named by the interpreter's ``-m`` option, if any."""
+    argv = list(getattr(sys, "orig_argv", ()))[1:]
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "-m":
+            return argv[i + 1] if i + 1 < len(argv) else None
+        if arg.startswith("-m"):
+            return arg[2:]
+        if arg in ("-c", "-") or not arg.startswith("-"):
+            return None  # a command, stdin or a script: no module
+        i += 2 if arg in ("-X", "-W") else 1  # options that take the next word
+    return None

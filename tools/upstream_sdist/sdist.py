@@ -3,8 +3,9 @@ the package index, downloaded once and checked against its sha256, and the
 parts of it the test runners need extracted under a cache directory.
 
 Upstream's own tests travel in that archive (``tests/python``,
-``tests/cpp``); the runners (tools/upstream_cpp, tools/upstream_py) read
-them from there and never copy them into this repository.
+``tests/cpp``), and so do its examples (``examples/<name>``); the runners
+(tools/upstream_cpp, tools/upstream_py, tools/cmake_examples) read them
+from there and never copy them into this repository.
 """
 
 from __future__ import annotations
@@ -106,3 +107,23 @@ def extract_tests(sdist: str, out: str, kind: str = "cpp") -> str:
     with open(stamp, "w") as f:
         f.write(SDIST_SHA256)
     return tests
+
+
+def extract_example(sdist: str, dest: str, name: str) -> str:
+    """examples/<name> of the sdist, extracted afresh as the directory
+    ``dest`` (whatever was there is removed first: the examples build in
+    place, and each run starts from upstream's files); ``dest``'s path."""
+    if not name or "/" in name or name in (".", ".."):
+        raise SystemExit(f"not an example name: {name!r}")
+    prefix = f"{SDIST_TOP}/examples/{name}/"
+    shutil.rmtree(dest, ignore_errors=True)
+    os.makedirs(dest)
+    with tarfile.open(sdist) as tar:
+        members = [m for m in tar.getmembers() if m.name.startswith(prefix) and (m.isfile() or m.isdir())]
+        if not members:
+            raise SystemExit(f"{sdist} has no examples/{name}")
+        for m in members:
+            m.name = m.name[len(prefix):] or "."
+        safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+        tar.extractall(dest, members=members, **safe)
+    return dest
