@@ -70,6 +70,7 @@ from .sentinels import KWARGS, MISSING  # noqa: E402
 from .any_value import CAny, _to_py_class_value  # noqa: E402
 from .registration import _register_object_by_index, _set_type_cls, _print_debug_info  # noqa: E402
 from .py_class_registration import _register_fields, _register_py_class, _rollback_py_class  # noqa: E402
+from .py_class_registration import _register_fields, _register_py_class, _rollback_py_class  # noqa: E402
 
 # A field's reflected accessor: one native descriptor reads and writes the
 # field in place (tvm_ffi's name for its property class).

@@ -42,6 +42,28 @@ class TypeField:
         self.descriptor = d["descriptor"]
         self.getter = self.descriptor.__get__
         self.setter = self.descriptor.__set__
+        # Set by ``_declare`` for the fields of a Python-defined class.
+        self._ty = None
+        self._py_field = None
+
+    def _declare(self, py_field: Any, schema: Any) -> None:
+        """Record the Python field a registration made this field from
+        (upstream's ``c_*`` attributes: what the generated methods use)."""
+        from .sentinels import MISSING
+
+        self._ty = schema
+        self._py_field = py_field
+        self.frozen = bool(py_field.frozen)
+        self.dataclass_field = py_field
+        self.c_init = py_field.init
+        self.c_kw_only = py_field.kw_only
+        self.c_has_default = py_field.default is not MISSING or py_field.default_factory is not MISSING
+        self.c_default = py_field.default
+        self.c_default_factory = py_field.default_factory
+        self.c_repr = py_field.repr
+        self.c_compare = py_field.compare
+        self.c_hash = bool(py_field.hash)
+        self.c_structural_eq = getattr(py_field, "structural_eq", None)
 
     @property
     def ty(self):
@@ -50,12 +72,20 @@ class TypeField:
         field's static type index."""
         from .type_schema import TypeSchema
 
+        if self._ty is not None:
+            return self._ty
         raw = self.metadata.get("type_schema")
         if raw is not None:
             return TypeSchema._from_maybe_json(raw)
         return TypeSchema.from_type_index(self.field_static_type_index)
 
     def as_property(self, cls: type):
+        if self._py_field is not None:
+            # Writes go through the core's converting setter; frozen
+            # fields refuse plain assignment.
+            from ..dataclasses.field_property import FieldProperty
+
+            return FieldProperty(self.name, self.descriptor, None, self.frozen, self._py_field, self.doc)
         return self.descriptor
 
     def __repr__(self) -> str:
@@ -106,9 +136,82 @@ class TypeInfo:
         self.methods: list = [TypeMethod(m) for m in d["method_details"]]
         self.type_cls: Optional[type] = _ffi.registered_class(type_index)
 
+    @classmethod
+    def _pending(cls, type_index: int, type_cls: Optional[type], parent: "TypeInfo") -> "TypeInfo":
+        """The TypeInfo of a type just allocated for a Python class: no
+        fields yet (``fields is None`` until ``_register_fields``)."""
+        info = cls(type_index)
+        info.fields = None
+        info.methods = []
+        info.type_cls = type_cls
+        info._parent = parent
+        return info
+
     @property
     def parent_type_info(self) -> Optional["TypeInfo"]:
+        parent = self.__dict__.get("_parent")
+        if parent is not None:
+            return parent
         return type_info_of_index(self.type_ancestors[-1]) if self.type_ancestors else None
+
+    @parent_type_info.setter
+    def parent_type_info(self, value: Optional["TypeInfo"]) -> None:
+        self._parent = value
+
+    @property
+    def _has_type_metadata(self) -> bool:
+        """Whether the registry records native size metadata for this type."""
+        from ..dataclasses.gen_abi_cpp import _native_total_size
+
+        return _native_total_size(self.type_index) is not None
+
+    @property
+    def total_size(self) -> int:
+        """Object size in bytes (header and fields): the registry's
+        metadata when it has one, else laid out from the fields."""
+        from ..dataclasses.gen_abi_cpp import _native_total_size
+
+        recorded = _native_total_size(self.type_index)
+        if recorded is not None:
+            return recorded
+        known = self.__dict__.get("_py_total_size")
+        if known is not None:
+            return known
+        parent = self.parent_type_info
+        if parent is None:
+            raise ValueError(f"Cannot find parent type of {self.type_key!r}")
+        end = max([parent.total_size] + [f.offset + f.size for f in self.fields or ()])
+        return (end + 7) & ~7
+
+    def _register_fields(self, fields: list, structure_kind: Optional[int] = None) -> None:
+        """Register the fields of a type allocated by ``_register_py_class``
+        (once) and read back the methods the core added."""
+        from .py_class_registration import _record_class_fields, _register_fields
+
+        assert self.fields is None, f"_register_fields already called for {self.type_key!r}"
+        fields = list(fields)
+        self.fields = _register_fields(self, fields, structure_kind)
+        _record_class_fields(self, fields)
+        self._read_back_methods()
+
+    def _register_py_methods(self, py_methods: Optional[list] = None, type_attr_names: frozenset = frozenset()) -> None:
+        """Register ``(name, value, is_static[, metadata_json])`` entries:
+        names in ``type_attr_names`` as type attributes, the others as
+        reflected methods; then read the method table back."""
+        from .function import convert
+
+        for entry in py_methods or ():
+            name, value, is_static = entry[0], entry[1], entry[2]
+            metadata = entry[3] if len(entry) > 3 else None
+            if name in type_attr_names:
+                _ffi.register_type_attr(self.type_index, name, convert(value))
+            else:
+                _ffi.register_type_method(self.type_index, name, value, bool(is_static), metadata or "")
+        self._read_back_methods()
+
+    def _read_back_methods(self) -> None:
+        """Re-read the type's methods from the core's type table."""
+        self.methods = [TypeMethod(m) for m in _ffi.type_info(self.type_index)["method_details"]]
 
     def __repr__(self) -> str:
         return f"TypeInfo(type_key={self.type_key!r}, type_index={self.type_index})"
@@ -125,11 +228,28 @@ def type_info_of_index(type_index: int) -> Optional[TypeInfo]:
     except ValueError:
         return None
     cached = _infos.get(type_index)
+    if cached is not None and (cached.fields is None or "_parent" in cached.__dict__):
+        # A Python-defined class's own TypeInfo (fields pending, or declared
+        # from its Field records) stays; only its methods are re-read.
+        cached.type_cls = info.type_cls or cached.type_cls
+        cached.methods = info.methods
+        return cached
     if cached is not None and len(cached.fields) == len(info.fields) and len(cached.methods) == len(info.methods):
         cached.type_cls = info.type_cls
         return cached
     _infos[type_index] = info
     return info
+
+
+def _remember_type_info(info: TypeInfo) -> None:
+    """Make ``info`` the TypeInfo its index reads as (a Python-defined
+    class's, which knows more than the core's records)."""
+    _infos[info.type_index] = info
+
+
+def _forget_type_info(info: TypeInfo) -> None:
+    if _infos.get(info.type_index) is info:
+        del _infos[info.type_index]
 
 
 def type_info_of_class(cls: type) -> Optional[TypeInfo]:

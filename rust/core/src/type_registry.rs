@@ -507,6 +507,15 @@ pub fn find_method(index: i32, name: &str) -> Option<&'static TVMFFIMethodInfo> 
     })
 }
 
+/// The index of a type's parent (None for a root or an unknown index).
+pub fn parent_index(index: i32) -> Option<i32> {
+    let r = registry().read();
+    let info = info_in(&r, index)?;
+    let depth = usize::try_from(info.type_depth).ok().filter(|&d| d > 0)?;
+    // SAFETY: ancestors array has type_depth live entries.
+    Some(unsafe { (**info.type_ancestors.add(depth - 1)).type_index })
+}
+
 /// All fields of a type, ancestors' first (declaration order).
 pub fn all_fields(index: i32) -> Vec<&'static TVMFFIFieldInfo> {
     let r = registry().read();

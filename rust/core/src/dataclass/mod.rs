@@ -36,6 +36,7 @@ pub mod auto_init;
 mod field_access;
 pub mod native_field;
 pub mod py_class;
+pub mod py_class_fields;
 
 pub use field_access::{get_field, set_field};
 use field_access::{getter_for, make_setter, store_slot};

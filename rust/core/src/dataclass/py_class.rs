@@ -191,20 +191,7 @@ fn set_field(storage: Storage, converter: *mut c_void, convert: ConvertFn, args:
             args.len()
         )));
     }
-    let addr = match args[0].type_index() {
-        ti::kTVMFFINone => std::ptr::null_mut(),
-        // SAFETY: an opaque pointer carries v_ptr.
-        ti::kTVMFFIOpaquePtr => unsafe { args[0].as_raw().value.v_ptr },
-        _ => {
-            return Err(Error::type_error(format!(
-                "Cannot convert from type `{}` to `void*`",
-                type_key_of(args[0].type_index())
-            )))
-        }
-    };
-    if addr.is_null() {
-        return Err(Error::value_error("a field setter was called with a NULL field address"));
-    }
+    let addr = field_address(&args[0])?;
     let mut converted = TVMFFIAny::NONE;
     // SAFETY: `convert` has the ConvertFn signature (module invariant); the
     // value is the caller's view, alive for the call, and `converted` a
@@ -217,6 +204,32 @@ fn set_field(storage: Storage, converter: *mut c_void, convert: ConvertFn, args:
     // SAFETY: the setter protocol passes the address of the field this
     // setter was made for, inside a live object.
     unsafe { storage.write(addr as *mut u8, value) }
+}
+
+/// The field address a `kSetterIsFunctionObj` setter is called with
+/// (an opaque pointer; NULL and other values refused).
+pub(super) fn field_address(arg: &AnyView<'_>) -> Result<*mut c_void, Error> {
+    let addr = match arg.type_index() {
+        ti::kTVMFFINone => std::ptr::null_mut(),
+        // SAFETY: an opaque pointer carries v_ptr.
+        ti::kTVMFFIOpaquePtr => unsafe { arg.as_raw().value.v_ptr },
+        _ => {
+            return Err(Error::type_error(format!(
+                "Cannot convert from type `{}` to `void*`",
+                type_key_of(arg.type_index())
+            )))
+        }
+    };
+    if addr.is_null() {
+        return Err(Error::value_error("a field setter was called with a NULL field address"));
+    }
+    Ok(addr)
+}
+
+/// Whether `type_index` has a layout registered by
+/// `_PyClassRegisterTypeAttrColumns` (its instances can be made).
+pub(super) fn has_layout(type_index: i32) -> bool {
+    layouts().read().contains_key(&type_index)
 }
 
 /// Own the converter's result, refusing values that would break `Any`'s
@@ -250,7 +263,7 @@ fn register_type_attr_columns(sig: &Sig, args: &[AnyView<'_>]) -> Result<Any, Er
 
 /// Check `type_index` and `total_size` against the type's fields, then
 /// register the three attributes.
-fn register(type_index: i32, total_size: i32) -> Result<(), Error> {
+pub(super) fn register(type_index: i32, total_size: i32) -> Result<(), Error> {
     if type_registry::type_info(type_index).is_none() {
         return Err(Error::new(
             "InternalError",

@@ -1,0 +1,122 @@
+//! Python-defined classes registered in two steps
+//! (`tether.dataclass.AllocPyClassType`, then
+//! `tether.dataclass.RegisterPyClassFields`): the type exists before its
+//! fields, fields are laid out after the parent's (native parents
+//! included), the core refuses layouts that overlap or leave the object,
+//! a second registration and a parent whose fields are still pending.
+
+use tether_core::abi::field_flag;
+use tether_core::dataclass::py_class_fields::{alloc_type, register_fields};
+use tether_core::{type_registry, Any, Array, Error, Function, ObjectRef};
+
+const OBJECT: i32 = 64;
+
+/// One record: [name, doc, metadata, flags, static index, size, alignment,
+/// offset, converter, default].
+fn record(name: &str, static_index: i32, size: i64, alignment: i64, offset: i64) -> Any {
+    let items = vec![
+        Any::string(name).unwrap(),
+        Any::none(),
+        Any::string("").unwrap(),
+        Any::from(field_flag::kWritable),
+        Any::from(static_index as i64),
+        Any::from(size),
+        Any::from(alignment),
+        Any::from(offset),
+        Any::none(),
+        Any::none(),
+    ];
+    Any::from_object(Array::new(items).unwrap().into_object())
+}
+
+fn records(items: Vec<Any>) -> Array {
+    Array::new(items).unwrap()
+}
+
+fn attr(index: i32, name: &str) -> Function {
+    let v = type_registry::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
+    Function::from_object(v.get::<ObjectRef>().unwrap()).unwrap()
+}
+
+#[test]
+fn the_type_exists_before_its_fields_and_gets_them_later() -> Result<(), Error> {
+    let index = alloc_type("test.pcf.Later", OBJECT)?;
+    assert_eq!(type_registry::key_to_index(b"test.pcf.Later"), Some(index));
+    assert_eq!(type_registry::type_info(index).unwrap().num_fields, 0);
+    assert!(type_registry::attr_value(index, b"__ffi_new__").is_none(), "no instance before the fields");
+    // Three bools pack into consecutive bytes, an int aligns to 8.
+    let recs = records(vec![record("a", 2, 1, 1, 24), record("b", 2, 1, 1, 25), record("n", 1, 8, 8, 32)]);
+    register_fields(index, &recs, 40, 0)?;
+    let offsets: Vec<i64> = type_registry::all_fields(index).iter().map(|f| f.offset).collect();
+    assert_eq!(offsets, vec![24, 25, 32]);
+    let obj = attr(index, "__ffi_new__").call(&[])?.get::<ObjectRef>()?;
+    assert_eq!(obj.type_index(), index);
+    // Registering the fields again is refused.
+    let again = register_fields(index, &records(vec![record("c", 1, 8, 8, 24)]), 32, 0).unwrap_err();
+    assert!(again.message().contains("already registered"), "{}", again.message());
+    Ok(())
+}
+
+#[test]
+fn a_key_is_allocated_once_but_an_unfinished_one_is_handed_back() -> Result<(), Error> {
+    let index = alloc_type("test.pcf.Retry", OBJECT)?;
+    // Nothing registered yet: the same key and parent get the same index
+    // (a registration rolled back and retried).
+    assert_eq!(alloc_type("test.pcf.Retry", OBJECT)?, index);
+    register_fields(index, &records(vec![]), 24, 0)?;
+    let dup = alloc_type("test.pcf.Retry", OBJECT).unwrap_err();
+    assert!(dup.message().contains("already registered"), "{}", dup.message());
+    // A native type's key is never handed out.
+    assert!(alloc_type("ffi.Array", OBJECT).is_err());
+    Ok(())
+}
+
+#[test]
+fn hostile_layouts_are_refused_before_anything_is_registered() -> Result<(), Error> {
+    let index = alloc_type("test.pcf.Hostile", OBJECT)?;
+    let cases: Vec<(Array, i64, &str)> = vec![
+        (records(vec![record("x", 1, 8, 8, 16)]), 32, "outside"), // inside the header
+        (records(vec![record("x", 1, 8, 8, 32)]), 32, "outside"), // past total_size
+        (records(vec![record("x", 1, 8, 8, 24), record("y", 1, 8, 8, 24)]), 40, "overlap"),
+        (records(vec![record("x", 1, 4, 8, 24)]), 32, "size"), // wrong size for an int
+        (records(vec![record("x", 1, 8, 3, 24)]), 32, "aligned"), // alignment not a power of two
+        (records(vec![record("x", 1, 8, 8, 28)]), 40, "aligned"), // misaligned offset
+        (records(vec![record("x", 1, 8, 8, -8)]), 32, "negative"), // negative offset
+        (records(vec![record("x", 7, 8, 8, 24)]), 32, "unsupported"),
+        (records(vec![record("x", 1, 8, 8, 24), record("x", 1, 8, 8, 32)]), 40, "repeated"),
+        (records(vec![]), 8, "out of range"),
+        (records(vec![]), i64::MAX, "out of range"),
+    ];
+    for (recs, total, what) in cases {
+        let e = register_fields(index, &recs, total, 0).unwrap_err();
+        assert!(e.message().contains(what), "expected {what:?}: {}", e.message());
+        assert_eq!(type_registry::type_info(index).unwrap().num_fields, 0, "nothing registered on failure");
+    }
+    assert!(register_fields(index, &records(vec![]), 24, 9).is_err(), "structure kind out of range");
+    register_fields(index, &records(vec![record("x", 1, 8, 8, 24)]), 32, 1)?;
+    Ok(())
+}
+
+#[test]
+fn a_child_waits_for_its_parents_fields_and_starts_after_them() -> Result<(), Error> {
+    let parent = alloc_type("test.pcf.Parent", OBJECT)?;
+    let child = alloc_type("test.pcf.Child", parent)?;
+    let early = register_fields(child, &records(vec![record("c", 2, 1, 1, 24)]), 32, 0).unwrap_err();
+    assert!(early.message().contains("not registered yet"), "{}", early.message());
+    register_fields(parent, &records(vec![record("p", 2, 1, 1, 24)]), 32, 0)?;
+    // The parent's bool ends at 25: the child's bool may reuse the tail
+    // padding (offset 25) but never overlap the parent's field.
+    let overlap = register_fields(child, &records(vec![record("c", 2, 1, 1, 24)]), 32, 0).unwrap_err();
+    assert!(overlap.message().contains("outside"), "{}", overlap.message());
+    register_fields(child, &records(vec![record("c", 2, 1, 1, 25)]), 32, 0)?;
+    let names: Vec<i64> = type_registry::all_fields(child).iter().map(|f| f.offset).collect();
+    assert_eq!(names, vec![24, 25]);
+    Ok(())
+}
+
+#[test]
+fn only_object_types_can_be_parents() {
+    let e = alloc_type("test.pcf.BadParent", 1).unwrap_err();
+    assert!(e.message().contains("not an object type"), "{}", e.message());
+    assert!(alloc_type("", OBJECT).is_err());
+}

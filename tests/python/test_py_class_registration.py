@@ -1,0 +1,145 @@
+"""Two-step registration of Python-defined classes
+(``core._register_py_class`` then ``TypeInfo._register_fields``, and
+``core._rollback_py_class``): the type exists before its fields (so
+mutually referring classes can name each other), fields take TVM-FFI's
+native layout (one-byte bools, tail padding reused by a subclass), writes
+convert through the field's schema, and a native C++ type can be a parent.
+"""
+
+import itertools
+
+import pytest
+
+import tether
+from tether import core
+from tether.core import MISSING, TypeSchema
+from tether.dataclasses import Field
+from tether._dunder import _install_dataclass_dunders
+from tether.registry import _add_class_attrs
+from tether.testing import TestObjectBase
+
+_keys = itertools.count()
+
+
+def _key(name: str) -> str:
+    return f"tests.py_class_registration.{name}_{next(_keys)}"
+
+
+def _allocate(name: str, parent: type = core.Object):
+    parent_info = core._type_cls_to_type_info(parent)
+    cls = type(name, (parent,), {"__slots__": ()})
+    return cls, core._register_py_class(parent_info, _key(name), cls)
+
+
+def _finish(cls: type, info, fields: list) -> type:
+    info._register_fields(fields)
+    cls.__tvm_ffi_type_info__ = info
+    _add_class_attrs(cls, info)
+    _install_dataclass_dunders(cls, init=True, repr=True, eq=True, order=False, unsafe_hash=False)
+    return cls
+
+
+def test_allocation_comes_before_fields():
+    cls, info = _allocate("Pending")
+    parent_info = core._type_cls_to_type_info(core.Object)
+    assert info.fields is None and info.methods == []
+    assert info.parent_type_info is parent_info
+    assert info.type_ancestors[-1] == parent_info.type_index
+    assert core._lookup_or_register_type_info_from_type_key(info.type_key) is info
+    _finish(cls, info, [Field(name="x", _ty_schema=TypeSchema("int"))])
+    assert [f.name for f in info.fields] == ["x"]
+    assert cls(x=3).x == 3
+    with pytest.raises(AssertionError, match="already called"):
+        info._register_fields([])
+
+
+def test_duplicate_key_is_refused_and_rollback_frees_it():
+    parent_info = core._type_cls_to_type_info(core.Object)
+    key = _key("Dup")
+    first = type("First", (core.Object,), {"__slots__": ()})
+    info = core._register_py_class(parent_info, key, first)
+    with pytest.raises(ValueError, match="already registered"):
+        core._register_py_class(parent_info, key, type("Second", (core.Object,), {"__slots__": ()}))
+    core._rollback_py_class(info)
+    retry = type("Retry", (core.Object,), {"__slots__": ()})
+    again = core._register_py_class(parent_info, key, retry)
+    assert again.type_index == info.type_index  # the core's index is kept
+    _finish(retry, again, [Field(name="v", _ty_schema=TypeSchema("str"))])
+    assert retry(v="hi").v == "hi"
+
+
+def test_bools_pack_and_subclasses_reuse_tail_padding():
+    parent, pinfo = _allocate("BoolParent")
+    _finish(parent, pinfo, [Field(name="a", _ty_schema=TypeSchema("bool")),
+                            Field(name="b", _ty_schema=TypeSchema("bool"))])
+    assert [f.offset for f in pinfo.fields] == [24, 25]
+    assert pinfo.total_size == 32
+    child, cinfo = _allocate("BoolChild", parent)
+    _finish(child, cinfo, [Field(name="c", _ty_schema=TypeSchema("bool")),
+                           Field(name="n", _ty_schema=TypeSchema("int"))])
+    assert [f.offset for f in cinfo.fields] == [26, 32]
+    obj = child(a=True, b=False, c=True, n=7)
+    assert (obj.a, obj.b, obj.c, obj.n) == (True, False, True, 7)
+    obj.b = True
+    assert (obj.a, obj.b, obj.c) == (True, True, True)
+
+
+def test_writes_convert_through_the_schema():
+    cls, info = _allocate("Typed")
+    _finish(cls, info, [Field(name="f", _ty_schema=TypeSchema("float")),
+                        Field(name="o", _ty_schema=TypeSchema("Optional", (TypeSchema("int"),)), default=None)])
+    obj = cls(f=1)
+    assert obj.f == 1.0 and isinstance(obj.f, float)
+    with pytest.raises(TypeError):
+        obj.f = "not a float"
+    assert obj.f == 1.0  # a refused write leaves the old value
+    obj.o = 5
+    assert obj.o == 5
+    obj.o = None
+    assert obj.o is None
+    with pytest.raises(TypeError):
+        cls(f="x")
+
+
+def test_mutual_references_resolve_after_allocation():
+    foo, foo_info = _allocate("Foo")
+    bar, bar_info = _allocate("Bar")
+    foo_ref = TypeSchema("Optional", (TypeSchema(foo_info.type_key, origin_type_index=foo_info.type_index),))
+    bar_ref = TypeSchema("Optional", (TypeSchema(bar_info.type_key, origin_type_index=bar_info.type_index),))
+    _finish(foo, foo_info, [Field(name="bar", _ty_schema=bar_ref, default=None)])
+    _finish(bar, bar_info, [Field(name="foo", _ty_schema=foo_ref, default=None)])
+    f = foo()
+    b = bar(foo=f)
+    f.bar = b
+    assert f.bar.foo is f
+    with pytest.raises(TypeError):
+        f.bar = f
+
+
+def test_native_parent_fields_come_first():
+    cls, info = _allocate("NativeChild", TestObjectBase)
+    _finish(cls, info, [Field(name="extra", _ty_schema=TypeSchema("int"))])
+    parent_end = max(f.offset + f.size for f in core._type_cls_to_type_info(TestObjectBase).fields)
+    assert info.fields[0].offset >= parent_end
+    obj = cls(v_i64=1, v_f64=2.0, v_str="s", extra=4)
+    assert (obj.v_i64, obj.v_f64, obj.v_str, obj.extra) == (1, 2.0, "s", 4)
+    assert isinstance(obj, TestObjectBase)
+
+
+def test_register_fields_refuses_a_pending_parent():
+    parent, pinfo = _allocate("LateParent")
+    child, cinfo = _allocate("EarlyChild", parent)
+    with pytest.raises(TypeError, match="not registered yet"):
+        cinfo._register_fields([Field(name="x", _ty_schema=TypeSchema("int"))])
+    assert cinfo.fields is None
+    _finish(parent, pinfo, [Field(name="p", _ty_schema=TypeSchema("int"))])
+    _finish(child, cinfo, [Field(name="x", _ty_schema=TypeSchema("int"))])
+    assert child(p=1, x=2).x == 2
+
+
+def test_core_missing_means_no_default():
+    cls, info = _allocate("NoDefault")
+    _finish(cls, info, [Field(name="x", _ty_schema=TypeSchema("int"), default=MISSING)])
+    with pytest.raises(TypeError):
+        cls()
+    assert tether.core.MISSING is MISSING
