@@ -30,6 +30,8 @@ tvm::ffi::Array<tvm::ffi::Any> wrap(tvm::ffi::Any v) { return {v, v}; }
 @pytest.fixture(params=["ninja", "direct"])
 def build_tool(request, monkeypatch, tmp_path):
     """Each test runs with ninja (when it can be found) and without it."""
+    if sys.platform == "win32":
+        pytest.skip("tether.cpp is not supported on Windows (test_windows_is_refused_before_the_cache checks it says so)")
     cxx_compiler()
     upstream_include_dir()
     monkeypatch.setenv("TETHER_CACHE_DIR", str(tmp_path / "cache"))
@@ -154,3 +156,19 @@ def test_module_names_cannot_leave_the_cache_directory(name, tmp_path, monkeypat
     with pytest.raises(ValueError, match="module name .* must be letters, digits"):
         tether.cpp.build_inline(name, cpp_sources="int f() { return 1; }")
     assert not (tmp_path / "escape").exists() and not any(tmp_path.glob("*escape*"))
+
+
+@pytest.mark.parametrize("entry", ["build_inline", "build"])
+def test_windows_is_refused_before_the_cache(entry, tmp_path, monkeypatch):
+    # What a Windows user gets: a NotImplementedError saying what to do
+    # instead, raised before anything is written to the cache.
+    monkeypatch.setattr(extension, "IS_WINDOWS", True)
+    monkeypatch.setenv("TETHER_CACHE_DIR", str(tmp_path / "cache"))
+    source = tmp_path / "f.cc"
+    source.write_text("int f() { return 1; }\n")
+    with pytest.raises(NotImplementedError, match="not supported on Windows.*tether.load_module"):
+        if entry == "build_inline":
+            tether.cpp.build_inline("win", cpp_sources="int f() { return 1; }")
+        else:
+            tether.cpp.build("win", sources=[str(source)])
+    assert not (tmp_path / "cache").exists()

@@ -22,8 +22,14 @@ package), else by invoking the compiler directly with the same up-to-date
 rule (outputs newer than every input and dependency in the compiler's
 depfile, and built by the same command).
 
-Unix compilers only (``$CXX``/``c++``, ``$CC``/``cc``); CUDA/HIP sources and
-cubin embedding are refused.
+Unix compilers only (``$CXX``/``c++``, ``$CC``/``cc``, GCC- and
+Clang-style flags) on Linux and macOS; CUDA/HIP sources and cubin embedding
+are refused. Windows is not supported: MSVC (``cl.exe``/``link.exe``) takes
+other flags and needs an import library of the core, which this module does
+not drive, so every build raises NotImplementedError on Windows once its
+arguments are checked, before anything is written to the cache. Build the
+library there with your own toolchain and load it with
+``tether.load_module``.
 """
 
 from __future__ import annotations
@@ -103,6 +109,17 @@ def _refuse_gpu(cuda: Any = None, embed_cubin: Any = None, backend: Any = None) 
 
 IS_WINDOWS = sys.platform == "win32"
 
+WINDOWS_UNSUPPORTED = (
+    "tether.cpp is not supported on Windows: it drives Unix-style C/C++ compilers (-fPIC, -shared, an rpath "
+    "to libtether_core), not MSVC's cl.exe and link.exe. Build the library with your own toolchain "
+    "(tether-config --includedir --libdir gives the headers and the core) and load it with tether.load_module")
+
+
+def _require_supported_platform() -> None:
+    """NotImplementedError with what to do instead, on Windows."""
+    if IS_WINDOWS:
+        raise NotImplementedError(WINDOWS_UNSUPPORTED)
+
 
 # -- headers -------------------------------------------------------------------
 
@@ -144,8 +161,7 @@ class _Plan:
 
     def __init__(self, build_dir: Path, name: str, sources: Sequence[str], include_dirs: Sequence[str],
                  extra_cflags: Sequence[str], extra_ldflags: Sequence[str], output: Optional[str]):
-        if sys.platform == "win32":
-            raise NotImplementedError("tether.cpp does not drive MSVC; build with a Unix-style compiler")
+        _require_supported_platform()
         self.build_dir = build_dir
         out_name = Path(output).name if output is not None else f"{name}.so"
         self.object_mode = Path(out_name).suffix.lower() in (".o", ".obj")
@@ -382,6 +398,8 @@ def build_inline(name: str, *, cpp_sources: StrSeq = None, cuda_sources: StrSeq 
     sources. Unchanged inputs reuse the cached build."""
     _refuse_gpu(_as_list(cuda_sources), embed_cubin, backend)
     del extra_cuda_cflags  # accepted for tvm_ffi's signature; there is no GPU build
+    _check_module_name(name)
+    _require_supported_platform()
     source = "\n".join(_as_list(cpp_sources))
     docs = _function_docs(functions)
     source = _with_exports(source, docs)
@@ -422,6 +440,8 @@ def build(name: str, *, sources: StrSeq = None, cpp_files: StrSeq = None, cuda_f
         raise ValueError("sources must be provided.")
     _refuse_gpu([f for f in files if Path(f).suffix.lower() == ".cu"], None, backend)
     del extra_cuda_cflags
+    _check_module_name(name)
+    _require_supported_platform()
     texts = []
     for f in files:
         try:
