@@ -19,7 +19,11 @@
 # tvm_ffi_DLPACK_INCLUDE_DIR, tvm_ffi_LIB_FILES; and TETHER_INCLUDE_DIR
 # (tether's own headers, also on both targets' include path).
 
-cmake_minimum_required(VERSION 3.18)
+# No cmake_minimum_required here: it would reset the including project's
+# policies. LINKER: options (tvm_ffi_hide_static_linked_lib_symbols) need 3.13.
+if (CMAKE_VERSION VERSION_LESS 3.13)
+  message(FATAL_ERROR "tvm_ffi (tether): CMake 3.13 or newer is needed, this is ${CMAKE_VERSION}")
+endif ()
 
 # share/cmake/tvm_ffi -> the tether package directory (libraries, include/).
 get_filename_component(_tether_package_dir "${CMAKE_CURRENT_LIST_DIR}/../../.." ABSOLUTE)

@@ -84,12 +84,16 @@ function (tvm_ffi_hide_static_linked_lib_symbols target)
   endif ()
 endfunction ()
 
-# The ON/OFF value of keyword `name` given to `function`, or `default`.
+# The ON/OFF value of keyword `name` given to `function`, or `default`; a
+# value that is not one of CMake's boolean constants is an error.
 macro (_tvm_ffi_switch function prefix name default)
   if (NOT DEFINED ${prefix}_${name})
     set(${prefix}_${name} ${default})
-  elseif (NOT "${${prefix}_${name}}" MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|Y|N|1|0|on|off|true|false|yes|no)$")
-    message(FATAL_ERROR "${function}: ${name} takes ON or OFF, got '${${prefix}_${name}}'")
+  else ()
+    string(TOUPPER "${${prefix}_${name}}" _tvm_ffi_switch_value)
+    if (NOT _tvm_ffi_switch_value MATCHES "^(ON|OFF|TRUE|FALSE|YES|NO|Y|N|1|0)$")
+      message(FATAL_ERROR "${function}: ${name} takes ON or OFF, got '${${prefix}_${name}}'")
+    endif ()
   endif ()
 endmacro ()
 
