@@ -163,6 +163,12 @@ class _Sequence(Object):
     def __reduce__(self):
         return (type(self), (list(self),))
 
+    def __deepcopy__(self, memo=None):
+        # The core's deep copy, as tvm_ffi's containers: sharing and cycles
+        # carry over to the copy (copy.deepcopy through __reduce__ would
+        # recurse without end on a List that contains itself).
+        return _ffi.call(_builtin("ffi.DeepCopy"), self)
+
 
 class Array(_Sequence):
     """An immutable FFI sequence; ``Array([1, 2, 3])``."""
@@ -277,6 +283,10 @@ class _Mapping(Object):
 
     @staticmethod
     def _flat_pairs(items) -> list:
+        if not hasattr(items, "items") and not hasattr(items, "__iter__"):
+            # As tvm_ffi, which reads ``items.items()``: neither a mapping
+            # nor pairs is an AttributeError.
+            raise AttributeError(f"{type(items).__name__!r} object has no attribute 'items'")
         pairs = items.items() if hasattr(items, "items") else items
         flat = []
         for k, v in pairs:
@@ -365,6 +375,10 @@ class _Mapping(Object):
 
     def __reduce__(self):
         return (type(self), (dict(self._iter_pairs()),))
+
+    def __deepcopy__(self, memo=None):
+        # As for sequences: the core's deep copy keeps sharing and cycles.
+        return _ffi.call(_builtin("ffi.DeepCopy"), self)
 
 
 class Map(_Mapping):

@@ -21,9 +21,8 @@ _BUILTIN_NAMES = (
     "ffi.DictErase", "ffi.DictClear", "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor",
     "ffi.GetInvalidObject", "ffi.GetKwargsObject", "ffi.GetRegisteredTypeKeys", "ffi.Shape", "tether.dataclass.RegisterType",
     "tether.dataclass.AllocPyClassType", "tether.dataclass.RegisterPyClassFields",
-    "tether.dataclass.AllocPyClassType", "tether.dataclass.RegisterPyClassFields",
     "ffi.ReprPrint", "ffi.ToJSONGraphString", "ffi.FromJSONGraphString", "ffi.GetGlobalFuncMetadata",
-    "ffi.FunctionListGlobalNamesFunctor", "ffi.FunctionRemoveGlobal",
+    "ffi.FunctionListGlobalNamesFunctor", "ffi.FunctionRemoveGlobal", "ffi.DeepCopy",
 )
 
 

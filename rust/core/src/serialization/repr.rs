@@ -7,7 +7,9 @@
 //! ReprOff left out, a type without printable fields as its bare key). A
 //! type's `__ffi_repr__` hook `(obj, fn_repr) -> str` replaces the default;
 //! `fn_repr` prints nested values with the same cycle and sharing state. An
-//! object met again while it is being printed prints as `...`.
+//! object met again while it is being printed (a cycle) prints as the
+//! back-reference marker `...`; one met again after (shared) prints its
+//! text again.
 
 use std::collections::HashMap;
 
@@ -24,17 +26,29 @@ use super::c_number_format::stream_default;
 
 /// The printable form of `value`.
 pub fn repr_print(value: &Any) -> Result<String, Error> {
-    Printer { state: HashMap::new() }.repr(value)
+    let mut p = Printer { state: HashMap::new(), buffers: vec![(0, String::new())], next_generation: 1 };
+    p.write(value)?;
+    Ok(p.buffers.pop().map(|(_, text)| text).unwrap_or_default())
 }
 
 enum State {
     InProgress,
-    Done(String),
+    /// Printed as `range` of the buffer of that generation.
+    Done { generation: u64, range: std::ops::Range<usize> },
 }
 
+/// Prints into one growing buffer, so output and memory stay linear in the
+/// input however deep it is nested; an object printed again (shared) is
+/// copied from where its first printing sits in the buffer. A hook's
+/// `fn_repr` prints into a buffer of its own (its text goes back to the
+/// hook), which gets a new generation so ranges never point into a buffer
+/// that is gone.
 struct Printer {
     /// Keyed by object address; the reference keeps the address unique.
     state: HashMap<usize, (ObjectRef, State)>,
+    /// Live buffers, innermost last, with their generations.
+    buffers: Vec<(u64, String)>,
+    next_generation: u64,
 }
 
 /// TVM-FFI's `EscapedStringPy`.
@@ -145,38 +159,68 @@ pub fn dtype_text(code: u8, bits: u8, lanes: u16) -> String {
 }
 
 impl Printer {
-    fn repr(&mut self, value: &Any) -> Result<String, Error> {
+    fn out(&mut self) -> &mut String {
+        &mut self.buffers.last_mut().expect("a live buffer").1
+    }
+
+    /// The text an earlier printing left, while its buffer is live.
+    fn printed(&self, generation: u64, range: &std::ops::Range<usize>) -> Option<(usize, std::ops::Range<usize>)> {
+        let at = self.buffers.iter().position(|(g, _)| *g == generation)?;
+        Some((at, range.clone()))
+    }
+
+    fn write(&mut self, value: &Any) -> Result<(), Error> {
         let raw = value.as_raw();
         // SAFETY: each arm reads the payload field its type index carries.
-        unsafe {
+        let pod = unsafe {
             match raw.type_index {
-                ti::kTVMFFINone => return Ok("None".into()),
-                ti::kTVMFFIBool => return Ok(if raw.value.v_int64 != 0 { "True" } else { "False" }.into()),
-                ti::kTVMFFIInt => return Ok(raw.value.v_int64.to_string()),
-                ti::kTVMFFIFloat => return Ok(stream_default(raw.value.v_float64)),
+                ti::kTVMFFINone => Some("None".to_string()),
+                ti::kTVMFFIBool => Some(if raw.value.v_int64 != 0 { "True" } else { "False" }.into()),
+                ti::kTVMFFIInt => Some(raw.value.v_int64.to_string()),
+                ti::kTVMFFIFloat => Some(stream_default(raw.value.v_float64)),
                 ti::kTVMFFIDataType => {
                     let d = raw.value.v_dtype;
-                    return Ok(dtype_text(d.code, d.bits, d.lanes));
+                    Some(dtype_text(d.code, d.bits, d.lanes))
                 }
                 ti::kTVMFFIDevice => {
                     let d = raw.value.v_device;
-                    return Ok(format!("{}:{}", device_name(d.device_type as i32), d.device_id));
+                    Some(format!("{}:{}", device_name(d.device_type as i32), d.device_id))
                 }
-                _ => {}
+                _ => None,
             }
-        }
-        match raw.type_index {
-            ti::kTVMFFISmallStr | ti::kTVMFFIStr => return Ok(escape_py(value.view().str_bytes().unwrap_or_default())),
-            ti::kTVMFFISmallBytes | ti::kTVMFFIBytes => return Ok(format_bytes(value.view().str_bytes().unwrap_or_default())),
-            ti::kTVMFFIBigInt => return Ok(crate::big_int::decimal::to_decimal(&crate::big_int::hooks::words_of(raw)?)),
-            i if !crate::structural::is_object_index(i) => return Ok(value.type_key()),
-            _ => {}
+        };
+        let leaf = match (pod, raw.type_index) {
+            (Some(text), _) => Some(text),
+            (None, ti::kTVMFFISmallStr | ti::kTVMFFIStr) => Some(escape_py(value.view().str_bytes().unwrap_or_default())),
+            (None, ti::kTVMFFISmallBytes | ti::kTVMFFIBytes) => Some(format_bytes(value.view().str_bytes().unwrap_or_default())),
+            (None, ti::kTVMFFIBigInt) => Some(crate::big_int::decimal::to_decimal(&crate::big_int::hooks::words_of(raw)?)),
+            (None, i) if !crate::structural::is_object_index(i) => Some(value.type_key()),
+            _ => None,
+        };
+        if let Some(text) = leaf {
+            self.out().push_str(&text);
+            return Ok(());
         }
         let obj = value.as_object().expect("object index");
         let addr = obj.as_ptr() as usize;
         match self.state.get(&addr) {
-            Some((_, State::Done(s))) => return Ok(s.clone()),
-            Some((_, State::InProgress)) => return Ok("...".into()),
+            Some((_, State::InProgress)) => {
+                self.out().push_str("...");
+                return Ok(());
+            }
+            Some((_, State::Done { generation, range })) => {
+                if let Some((at, range)) = self.printed(*generation, range) {
+                    let last = self.buffers.len() - 1;
+                    if at == last {
+                        self.out().extend_from_within(range);
+                    } else {
+                        let text = self.buffers[at].1[range].to_string();
+                        self.out().push_str(&text);
+                    }
+                    return Ok(());
+                }
+                // Printed into a hook's buffer that is gone: print again.
+            }
             None => {}
         }
         let index = obj.type_index();
@@ -185,78 +229,126 @@ impl Printer {
             let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
             let dt = t.dtype();
             let dev = t.device();
-            return Ok(format!(
+            let text = format!(
                 "{}[{}]@{}:{}",
                 dtype_text(dt.code, dt.bits, dt.lanes),
                 dims.join(", "),
                 device_name(dev.device_type as i32),
                 dev.device_id
-            ));
+            );
+            self.out().push_str(&text);
+            return Ok(());
         }
         if index == ti::kTVMFFIShape {
             let dims: Vec<String> = Shape::from_object(obj)?.dims().iter().map(|d| d.to_string()).collect();
-            return Ok(format!("Shape({})", dims.join(", ")));
+            let text = format!("Shape({})", dims.join(", "));
+            self.out().push_str(&text);
+            return Ok(());
         }
         self.state.insert(addr, (obj.clone(), State::InProgress));
-        let text = deep_stack::guarded(|| self.repr_object(&obj))?;
-        self.state.insert(addr, (obj, State::Done(text.clone())));
-        Ok(text)
+        let start = self.out().len();
+        deep_stack::guarded(|| self.write_object(&obj))?;
+        let (generation, end) = {
+            let (g, buffer) = self.buffers.last().expect("a live buffer");
+            (*g, buffer.len())
+        };
+        self.state.insert(addr, (obj, State::Done { generation, range: start..end }));
+        Ok(())
     }
 
-    fn join(&mut self, items: &[Any]) -> Result<Vec<String>, Error> {
-        items.iter().map(|v| self.repr(v)).collect()
+    /// Write `items` separated by ", ".
+    fn write_all(&mut self, items: &[Any]) -> Result<(), Error> {
+        for (i, v) in items.iter().enumerate() {
+            if i > 0 {
+                self.out().push_str(", ");
+            }
+            self.write(v)?;
+        }
+        Ok(())
     }
 
-    fn repr_object(&mut self, obj: &ObjectRef) -> Result<String, Error> {
+    /// The text of `value` on its own (for a hook's `fn_repr`).
+    fn repr_alone(&mut self, value: &Any) -> Result<String, Error> {
+        let generation = self.next_generation;
+        self.next_generation += 1;
+        self.buffers.push((generation, String::new()));
+        let r = self.write(value);
+        let (_, text) = self.buffers.pop().expect("the buffer pushed above");
+        r.map(|()| text)
+    }
+
+    fn write_object(&mut self, obj: &ObjectRef) -> Result<(), Error> {
         let index = obj.type_index();
         if let Some(hook) = type_registry::attr_value(index, b"__ffi_repr__") {
             let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
             let me = Any::from_object(obj.clone());
-            return hook_callback::with_scoped_callback(self, fn_repr_body, |cb| {
+            let text = hook_callback::with_scoped_callback(self, fn_repr_body, |cb| {
                 hook.call(&[me, Any::from_object(cb.as_object().clone())])?.get::<String>()
-            });
+            })?;
+            self.out().push_str(&text);
+            return Ok(());
         }
         match index {
             ti::kTVMFFIArray => {
                 let items: Vec<Any> = Array::from_object(obj.clone())?.iter().cloned().collect();
-                let parts = self.join(&items)?;
-                let comma = if parts.len() == 1 { "," } else { "" };
-                Ok(format!("({}{comma})", parts.join(", ")))
+                self.out().push('(');
+                self.write_all(&items)?;
+                self.out().push_str(if items.len() == 1 { ",)" } else { ")" });
             }
             ti::kTVMFFIList => {
                 let items = List::from_object(obj.clone())?.to_vec();
-                Ok(format!("[{}]", self.join(&items)?.join(", ")))
+                self.out().push('[');
+                self.write_all(&items)?;
+                self.out().push(']');
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let map = crate::structural::MapLike::from_object(obj.clone())?;
-                let mut parts = Vec::with_capacity(map.len());
-                for (k, v) in map.items().iter() {
-                    parts.push(format!("{}: {}", self.repr(k)?, self.repr(v)?));
+                self.out().push('{');
+                for (i, (k, v)) in map.items().iter().enumerate() {
+                    if i > 0 {
+                        self.out().push_str(", ");
+                    }
+                    self.write(k)?;
+                    self.out().push_str(": ");
+                    self.write(v)?;
                 }
-                Ok(format!("{{{}}}", parts.join(", ")))
+                self.out().push('}');
             }
             _ => {
                 let key = type_registry::type_key_of(index);
-                let mut parts = Vec::new();
                 let mut seen = std::collections::HashSet::new();
+                let mut any = false;
                 for field in type_registry::all_fields(index) {
                     if field.flags & field_flag::kReprOff != 0 {
                         continue;
                     }
-                    let v = crate::structural::read_field(obj, field)?;
-                    let text = self.repr(&v)?;
                     let name = crate::structural::field_name(field);
-                    if seen.insert(name.clone()) {
-                        parts.push(format!("{name}={text}"));
+                    if !seen.insert(name.clone()) {
+                        continue;
                     }
+                    let v = crate::structural::read_field(obj, field)?;
+                    self.out().push_str(if any { ", " } else { "" });
+                    if !any {
+                        self.out().push_str(&key);
+                        self.out().push('(');
+                        any = true;
+                    }
+                    self.out().push_str(&name);
+                    self.out().push('=');
+                    self.write(&v)?;
                 }
-                Ok(if parts.is_empty() { key } else { format!("{key}({})", parts.join(", ")) })
+                if any {
+                    self.out().push(')');
+                } else {
+                    self.out().push_str(&key);
+                }
             }
         }
+        Ok(())
     }
 }
 
 fn fn_repr_body(p: &mut Printer, args: &[AnyView<'_>]) -> Result<Any, Error> {
     let v = args.first().ok_or_else(|| Error::type_error("fn_repr takes one value"))?.to_owned()?;
-    Any::string(&p.repr(&v)?)
+    Any::string(&p.repr_alone(&v)?)
 }

@@ -18,6 +18,13 @@
 //!
 //! When tracing, each level that fails pushes one step per side, so the
 //! reversed lists are the paths to the first difference.
+//!
+//! Cyclic values (a List, Dict or object that contains itself) compare by
+//! where their cycles close ([`super::active_path`]): meeting a pair whose
+//! sides are both still being compared, they are equal when both point
+//! back the same number of levels, and a back-reference on one side only
+//! is a difference. On acyclic values this is TVM-FFI's equality (which
+//! recurses without end on cyclic ones).
 
 use std::collections::HashMap;
 
@@ -31,6 +38,7 @@ use crate::object::ObjectRef;
 use crate::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
+use super::active_path::{can_close_cycle, ActivePath};
 use super::{deep_stack, def_region, kind, Global, MapLike};
 
 /// Whether `lhs` and `rhs` are structurally equal.
@@ -64,6 +72,9 @@ struct Equal {
     /// addresses are not reused during the comparison.
     lhs_to_rhs: HashMap<usize, (ObjectRef, ObjectRef)>,
     rhs_to_lhs: HashMap<usize, (ObjectRef, ObjectRef)>,
+    /// The pairs being compared, per side (cycle detection).
+    lhs_path: ActivePath,
+    rhs_path: ActivePath,
 }
 
 fn is_str(index: i32) -> bool {
@@ -83,6 +94,8 @@ impl Equal {
             rhs_rev: Vec::new(),
             lhs_to_rhs: HashMap::new(),
             rhs_to_lhs: HashMap::new(),
+            lhs_path: ActivePath::default(),
+            rhs_path: ActivePath::default(),
         }
     }
 
@@ -111,6 +124,25 @@ impl Equal {
             }
         }
         let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
+        if can_close_cycle(li) {
+            let (la, ra) = (lo.as_ptr() as usize, ro.as_ptr() as usize);
+            match (self.lhs_path.back_reference(la), self.rhs_path.back_reference(ra)) {
+                (None, None) => {}
+                (l, r) => return Ok(l == r),
+            }
+            self.lhs_path.enter(la);
+            self.rhs_path.enter(ra);
+            let r = self.compare_objects(li, lhs, rhs, lo, ro);
+            self.lhs_path.leave(la);
+            self.rhs_path.leave(ra);
+            return r;
+        }
+        self.compare_objects(li, lhs, rhs, lo, ro)
+    }
+
+    /// Compare two objects of type index `li`, both entered when they can
+    /// close a cycle.
+    fn compare_objects(&mut self, li: i32, lhs: &Any, rhs: &Any, lo: ObjectRef, ro: ObjectRef) -> Result<bool, Error> {
         match li {
             ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(lhs.view().str_bytes() == rhs.view().str_bytes()),
             ti::kTVMFFIBigInt => {

@@ -10,6 +10,12 @@
 //! equality tells them apart. Map entries are combined in an order
 //! independent of insertion (sorted by key hash; entries whose keys have no
 //! such hash yet are skipped, and values of tied keys are left out).
+//!
+//! A List, Dict or object met again while it is still being hashed (a
+//! cycle, [`super::active_path`]) hashes as a back-reference: a marker and
+//! how many levels up it points, as [`super::equal`] compares cycles. An
+//! object whose hash holds a back-reference to a node above it is not
+//! memoised, since that hash depends on where it was met.
 
 use std::collections::HashMap;
 
@@ -22,6 +28,7 @@ use crate::function::{arg, Function};
 use crate::object::ObjectRef;
 use crate::type_registry;
 
+use super::active_path::{can_close_cycle, ActivePath};
 use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike};
 
 /// The structural hash of `value`.
@@ -37,7 +44,15 @@ struct Hasher {
     /// Hashes of objects seen so far, keyed by address (the entry keeps the
     /// object alive so the address is not reused).
     memo: HashMap<usize, (ObjectRef, u64)>,
+    /// The nodes being hashed (cycle detection).
+    path: ActivePath,
+    /// The shallowest path depth a back-reference pointed to since the
+    /// innermost entered node was entered (usize::MAX when none).
+    shallowest_reference: usize,
 }
+
+/// Seed of a back-reference's hash (the bytes of "backref").
+const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
 
 /// Hash of a string or bytes content (heap and inline alike).
 fn content_hash(index: i32, bytes: &[u8]) -> u64 {
@@ -82,7 +97,15 @@ impl Hasher {
             free_var_counter: 0,
             graph_node_counter: 0,
             memo: HashMap::new(),
+            path: ActivePath::default(),
+            shallowest_reference: usize::MAX,
         }
+    }
+
+    /// Whether the node entered at `depth` was hashed without pointing
+    /// above itself, so its hash means the same wherever it is met.
+    fn self_contained(&self, depth: usize) -> bool {
+        self.shallowest_reference >= depth
     }
 
     fn hash_any(&mut self, value: &Any) -> Result<u64, Error> {
@@ -91,6 +114,26 @@ impl Hasher {
             return Ok(pod_hash(value));
         }
         let obj = value.as_object().expect("object index");
+        if !can_close_cycle(index) {
+            return self.hash_object_value(index, value, obj);
+        }
+        let addr = obj.as_ptr() as usize;
+        if let Some(up) = self.path.back_reference(addr) {
+            let target = self.path.depth() - up;
+            self.shallowest_reference = self.shallowest_reference.min(target);
+            return Ok(hash_combine(BACK_REFERENCE_SEED, up as u64));
+        }
+        let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
+        self.path.enter(addr);
+        let r = self.hash_object_value(index, value, obj);
+        self.path.leave(addr);
+        self.shallowest_reference = self.shallowest_reference.min(outer);
+        r
+    }
+
+    /// Hash an object value of type `index` (entered when it can close a
+    /// cycle).
+    fn hash_object_value(&mut self, index: i32, value: &Any, obj: ObjectRef) -> Result<u64, Error> {
         match index {
             ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(pod_hash(value)),
             ti::kTVMFFIBigInt => big_int_hash(value),
@@ -203,7 +246,10 @@ impl Hasher {
             h = hash_combine(h, self.graph_node_counter);
             self.graph_node_counter += 1;
         }
-        self.memo.insert(addr, (obj, h));
+        // The object itself is entered at the innermost depth.
+        if self.self_contained(self.path.depth().saturating_sub(1)) {
+            self.memo.insert(addr, (obj, h));
+        }
         Ok(h)
     }
 

@@ -10,6 +10,7 @@
 //! the per-type structural kind, and reading reflected fields.
 
 pub mod access_path;
+pub(crate) mod active_path;
 pub(crate) mod container_hooks;
 pub mod deep_stack;
 pub mod equal;

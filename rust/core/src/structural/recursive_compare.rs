@@ -16,9 +16,9 @@
 //! turns every "cannot order" condition (different types, NaN, maps, cycles)
 //! into plain inequality or equality the way TVM-FFI does. A pair of objects
 //! met again while it is being compared is a cycle: equal under `eq_only`,
-//! a ValueError when ordering. Recursion continues on a large-stack thread
-//! when deep ([`super::deep_stack`]); like TVM-FFI, nesting past 2^20
-//! levels is refused with a ValueError.
+//! a ValueError when ordering. Recursion continues on a new stack segment
+//! of the calling thread when deep ([`super::deep_stack`]); like TVM-FFI,
+//! nesting past 2^20 levels is refused with a ValueError.
 
 use std::collections::HashSet;
 

@@ -14,8 +14,8 @@
 //! no `__ffi_hash__` is refused, since its hash could not follow its
 //! equality. Each object is hashed once (memoized by address); an object
 //! met again while its own hash is being computed (a cycle) contributes its
-//! type key hash. Deep nesting continues on a large-stack thread, and past
-//! 2^20 levels is refused like TVM-FFI's.
+//! type key hash. Deep nesting continues on a new stack segment of the
+//! calling thread, and past 2^20 levels is refused like TVM-FFI's.
 
 use std::collections::{HashMap, HashSet};
 

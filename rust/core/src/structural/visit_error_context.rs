@@ -18,7 +18,7 @@
 //! Beyond TVM-FFI, cyclic graphs terminate: an object met again on the
 //! current descent with no more of the trail matched since is not
 //! descended into again (TVM-FFI recurses without end), and deep graphs
-//! continue on a large-stack thread ([`super::deep_stack`]).
+//! continue on a new stack segment of the calling thread ([`super::deep_stack`]).
 
 use std::collections::HashSet;
 use std::sync::OnceLock;

@@ -36,7 +36,7 @@ use crate::function::Function;
 use crate::native_hook::{call_expected, from_expected_raw, raw_error, Hook};
 use crate::object::{self, ObjectRef, ObjectType};
 use crate::structural::visit::declared_kind;
-use crate::structural::visit::protocol::SendRaw;
+use crate::structural::active_path::{can_close_cycle, Descent};
 use crate::structural::visit_error_context::update_visit_error_context;
 use crate::structural::{deep_stack, def_region, kind};
 use crate::type_registry;
@@ -205,15 +205,24 @@ impl MutatorRef {
     }
 
     /// The default descent into `value` (see the module documentation),
-    /// continued on a large stack when this thread's runs low; an error
-    /// leaving it names the value in its visit error context.
+    /// continued on a new stack segment of this thread when its stack runs
+    /// low; an error leaving it names the value in its visit error context.
+    /// A List, Dict or object whose default descent by this mutator is
+    /// already under way (a cycle) is left unchanged the second time, so a
+    /// rewrite of a cyclic graph ends (its copy points back at the original
+    /// node where the cycle closed).
     pub fn default_mutate_raw(&self, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {
-        let (this, v) = (self.clone(), SendRaw(*value));
-        deep_stack::guarded(move || {
-            let v = v;
-            this.default_mutate_here(&v.0, mode)
-        })
-        .map_err(|e| update_visit_error_context(e, value))
+        let _descent = if can_close_cycle(value.type_index) {
+            // SAFETY: an object index's payload is its object pointer.
+            let node = unsafe { value.value.v_obj } as usize;
+            match Descent::enter(self.base_ptr() as usize, node) {
+                Some(d) => Some(d),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        deep_stack::guarded(|| self.default_mutate_here(value, mode)).map_err(|e| update_visit_error_context(e, value))
     }
 
     fn default_mutate_here(&self, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {

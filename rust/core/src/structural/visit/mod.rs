@@ -54,7 +54,7 @@ use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 
 pub mod protocol;
-use protocol::{SendRaw, VisitorBase, VisitorRef, VisitorVTable};
+use protocol::{VisitorBase, VisitorRef, VisitorVTable};
 
 /// The interrupt signal: stops a traversal and carries a payload.
 #[repr(C)]
@@ -120,14 +120,13 @@ static ENGINE_VTABLE: VisitorVTable = VisitorVTable { visit: engine_visit };
 
 /// `visit` of tether's visitors: the callbacks, then the default descent.
 unsafe extern "C" fn engine_visit(p: *mut VisitorBase, value: TVMFFIAny) -> TVMFFIAny {
-    let value = SendRaw(value);
     let r = catch_unwind(AssertUnwindSafe(|| {
         // SAFETY: this vtable is only installed on StructuralVisitorObj,
         // alive while it is being called.
         let visitor = unsafe { VisitorRef::from_raw(p) }?;
         // SAFETY: as above: tether's layout, kept alive by `visitor`.
         let engine = unsafe { &(*(p as *const StructuralVisitorObj)).engine };
-        engine.visit(&visitor, &value.0)
+        engine.visit(&visitor, &value)
     }));
     protocol::encode(r.unwrap_or_else(|p| Err(Error::runtime_error(format!("structural visit: internal panic: {}", panic_message(&*p))))))
 }

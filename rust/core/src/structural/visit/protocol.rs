@@ -27,6 +27,7 @@ use crate::object::{ObjectRef, ObjectType};
 use crate::type_registry;
 
 use super::{declared_kind, optional_interrupt, StructuralVisitorObj, Visited};
+use crate::structural::active_path::{can_close_cycle, Descent};
 use crate::structural::{def_region, deep_stack, kind};
 
 /// `StructuralVisitorVTable`.
@@ -50,13 +51,6 @@ pub struct VisitorBase {
 unsafe impl Send for VisitorBase {}
 // SAFETY: as above.
 unsafe impl Sync for VisitorBase {}
-
-/// A raw value moved to a continuation thread by [`deep_stack::guarded`].
-#[derive(Clone, Copy)]
-pub(crate) struct SendRaw(pub TVMFFIAny);
-// SAFETY: the value is only read on the continuation thread while the
-// caller, blocked on it, keeps what it refers to alive.
-unsafe impl Send for SendRaw {}
 
 /// Encode a traversal result as raw `Expected<Optional<VisitInterrupt>>`.
 pub(crate) fn encode(r: Result<Visited, Error>) -> TVMFFIAny {
@@ -163,14 +157,23 @@ impl VisitorRef {
     }
 
     /// The default descent into `value`: its type's `__s_visit__` hook, or
-    /// its reflected fields (nothing for a POD); continued on a large stack
-    /// when this thread's runs low.
+    /// its reflected fields (nothing for a POD); continued on a new stack
+    /// segment of this thread when its stack runs low. A List, Dict or
+    /// object whose default descent by this visitor is already under way
+    /// (a cycle) has no children the second time: the walk meets every
+    /// node of a cyclic graph and ends.
     pub fn default_visit_raw(&self, value: &TVMFFIAny) -> Result<Visited, Error> {
-        let (this, v) = (self.clone(), SendRaw(*value));
-        deep_stack::guarded(move || {
-            let v = v;
-            this.default_visit_here(&v.0)
-        })
+        let _descent = if can_close_cycle(value.type_index) {
+            // SAFETY: an object index's payload is its object pointer.
+            let node = unsafe { value.value.v_obj } as usize;
+            match Descent::enter(self.base_ptr() as usize, node) {
+                Some(d) => Some(d),
+                None => return Ok(None),
+            }
+        } else {
+            None
+        };
+        deep_stack::guarded(|| self.default_visit_here(value))
     }
 
     fn default_visit_here(&self, value: &TVMFFIAny) -> Result<Visited, Error> {
