@@ -10,7 +10,10 @@ that record their calls, then verifies:
   crate of the Cargo lock file behind a crate_universe hub, a package of the
   pip lock file, or a repository the module declares;
 * every source file (Rust, C, C++, headers, Python, shell, Starlark) belongs
-  to a target (or is exported), and every test file is the source of a test.
+  to a target (or is exported), and every test file is the source of a test;
+* the module's own extensions run (module_extensions.py), and each archive
+  they download has its pinned sha256 and holds what the BUILD file given to
+  it names (archive_contents.py; the root module only).
 
 Usage: check.py [ROOT] — ROOT defaults to the repository. A directory with
 its own MODULE.bazel below ROOT is a separate module and is checked on its
@@ -30,6 +33,7 @@ from dataclasses import dataclass, field
 import starlark as sl
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import archive_contents  # noqa: E402
 import module_extensions as mext  # noqa: E402
 import rule_stubs as stubs  # noqa: E402
 
@@ -472,7 +476,17 @@ def resolve(ev: Evaluator, other_modules: dict[str, Module]):
                     mod.problems.append(f"{where}: label {label}: {bf} defines no '{name}'")
 
 
-def check_module(root: str, mapping: dict[str, Module] | None = None) -> Module:
+def evaluate_external_build(root: str, files: list[str], repo_name: str) -> list[str]:
+    """Problems of the BUILD.bazel at root evaluated as the top package of
+    the repository `repo_name` holding `files` (a downloaded archive's)."""
+    mod = Module(root=root, name=repo_name)
+    ev = Evaluator(mod, files)
+    ev.eval_build("BUILD.bazel", "")
+    resolve(ev, {})
+    return mod.problems
+
+
+def check_module(root: str, mapping: dict[str, Module] | None = None, archives: bool = False) -> Module:
     files_all = list_files(root, [])
     nested = nested_module_roots(files_all)
     files = [f for f in files_all if not any(f.startswith(n + "/") for n in nested)]
@@ -484,6 +498,14 @@ def check_module(root: str, mapping: dict[str, Module] | None = None) -> Module:
         if os.path.basename(path) in BUILD_NAMES:
             ev.eval_build(path, os.path.dirname(path))
     resolve(ev, mapping or {})
+    # What the module's own extensions download, against the BUILD files
+    # given to it (fetched or taken from the cache; archive_contents.py).
+    cache = os.path.join(root, "target", "bazel_archives")
+    for name, (rule, info, build_path) in (ev.repo_recorder.archives.items() if archives else ()):
+        if rule == "http_archive" and build_path in ev.file_set:
+            mod.problems += archive_contents.archive_problems(
+                name, info, build_path, root, evaluate_external_build,
+                [os.path.join(root, "target", "upstream"), cache], cache)
 
     # Ownership: files named by source attributes (after glob), exported, loaded.
     owned = set(mod.exported) | mod.loaded_files
@@ -523,7 +545,7 @@ def check_module(root: str, mapping: dict[str, Module] | None = None) -> Module:
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     root = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", ".."))
-    main_mod = check_module(root)
+    main_mod = check_module(root, archives=True)
     problems = list(main_mod.problems)
     count = 1
     for sub in nested_module_roots(list_files(root, [])):

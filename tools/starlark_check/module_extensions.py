@@ -77,6 +77,8 @@ class RepoRecorder:
     def __init__(self, ev):
         self.ev = ev               # check.Evaluator: its module, label canon and problems
         self.created: set[str] | None = None
+        # repository -> (rule, its attributes, its BUILD file's path in this module or "")
+        self.archives: dict[str, tuple[str, dict, str]] = {}
 
     def rule(self, key: str):
         """A stub of the repository rule `key` ("<bzl>%<rule>")."""
@@ -107,6 +109,11 @@ class RepoRecorder:
                     ev.mod.label_refs.append((canon, ev.where, True))
                 build_file = canon[1:] if canon.startswith("@//") else canon
             ev.mod.repos[name] = "build_file:" + build_file
+            build_path = ""
+            if build_file.startswith("//"):
+                pkg, _, file_name = build_file[2:].partition(":")
+                build_path = f"{pkg}/{file_name}" if pkg else file_name
+            self.archives[name] = (rule_name, dict(kw), build_path)
             if self.created is not None:
                 self.created.add(name)
         return call

@@ -1,7 +1,8 @@
 """Tests of the Starlark consistency check: a fixture module with an orphan
 file, a test file without a test target, an unknown attribute and labels
-that do not resolve must be reported, and nothing else; the repository
-itself must pass."""
+that do not resolve must be reported, and nothing else; a module extension
+of the module is run and its downloads checked against the archives they
+fetch; the repository itself must pass."""
 
 import os
 import shutil
@@ -10,6 +11,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
+import archive_contents  # noqa: E402
 import check  # noqa: E402
 
 FIXTURE = os.path.join(HERE, "testdata", "fixture")
@@ -84,3 +86,63 @@ def test_glob_patterns():
 def test_repository_passes():
     root = os.path.normpath(os.path.join(HERE, "..", ".."))
     assert check.main([root]) == 0
+
+
+def _archive(tmp_path, files: dict) -> tuple:
+    """A .tar.gz of `files` under the folder pkg-1.0/, in a cache folder."""
+    import hashlib
+    import tarfile
+
+    src = tmp_path / "src" / "pkg-1.0"
+    for rel, text in files.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = cache / "pkg-1.0.tar.gz"
+    with tarfile.open(path, "w:gz") as t:
+        t.add(src, arcname="pkg-1.0")
+    return str(cache), hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+ARCHIVE_BUILD = """load("@rules_cc//cc:cc_library.bzl", "cc_library")
+
+cc_library(
+    name = "headers",
+    hdrs = glob(["include/**/*.h"]) + ["extra/one.h"],
+    strip_include_prefix = "include",
+)
+"""
+
+
+def _archive_problems(tmp_path, build_text, files, sha=None, strip_prefix="pkg-1.0"):
+    cache, digest = _archive(tmp_path, files)
+    (tmp_path / "pkg.BUILD.bazel").write_text(build_text)
+    info = {"urls": ["https://example.invalid/pkg-1.0.tar.gz"], "sha256": sha or digest,
+            "strip_prefix": strip_prefix}
+    return archive_contents.archive_problems("pkg", info, "pkg.BUILD.bazel", str(tmp_path),
+                                             check.evaluate_external_build, [cache], str(tmp_path / "dl"))
+
+
+def test_archive_build_file_matches_its_archive(tmp_path):
+    # Cached archives are used as they are: nothing is downloaded.
+    assert _archive_problems(tmp_path, ARCHIVE_BUILD, {"include/a/x.h": "", "extra/one.h": ""}) == []
+
+
+def test_archive_build_file_names_what_the_archive_lacks(tmp_path):
+    assert sorted(_archive_problems(tmp_path, ARCHIVE_BUILD, {"inc/a/x.h": ""})) == [
+        "pkg.BUILD.bazel (@pkg): glob(['include/**/*.h']) in // matches nothing",
+        "pkg.BUILD.bazel (@pkg): label @//:extra/one.h: no target or file 'extra/one.h' in //",
+    ]
+
+
+def test_archive_checksum_and_prefix_are_checked(tmp_path):
+    wrong = "0" * 64
+    (found,) = _archive_problems(tmp_path, ARCHIVE_BUILD, {"include/x.h": "", "extra/one.h": ""}, sha=wrong)
+    assert found.startswith("pkg.BUILD.bazel (@pkg): https://example.invalid/pkg-1.0.tar.gz has sha256 ")
+    assert found.endswith(f"not the pinned {wrong}")
+
+
+def test_archive_strip_prefix_must_match(tmp_path):
+    assert _archive_problems(tmp_path, ARCHIVE_BUILD, {"include/x.h": ""}, strip_prefix="pkg-2.0") == [
+        "pkg.BUILD.bazel (@pkg): strip_prefix 'pkg-2.0' matches no file of pkg-1.0.tar.gz"]
