@@ -381,5 +381,18 @@ impl FieldDescriptor {
     fn flags(&self) -> i64 {
         self.info().flags
     }
+
+    /// The field's documentation as registered; None when it has none
+    /// (`__doc__` of the Python field classes reads it).
+    #[getter]
+    fn doc(&self) -> Option<String> {
+        let doc = self.info().doc;
+        if doc.data.is_null() || doc.size == 0 {
+            return None;
+        }
+        // SAFETY: the registry keeps field records (and their strings) for the process.
+        let bytes = unsafe { std::slice::from_raw_parts(doc.data as *const u8, doc.size) };
+        Some(String::from_utf8_lossy(bytes).into_owned())
+    }
 }
 

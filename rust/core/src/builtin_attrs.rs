@@ -82,6 +82,15 @@ const CONVERSIONS: &[(i32, &str)] = &[
     (ti::kTVMFFIDict, "Dict<Any, Any>"),
 ];
 
+/// A Shape of `items` when every one is an int; None otherwise.
+fn shape_of_ints(items: &[Any]) -> Result<Option<Any>, Error> {
+    if !items.iter().all(|d| d.type_index() == ti::kTVMFFIInt) {
+        return Ok(None);
+    }
+    let dims = items.iter().map(|d| d.get::<i64>()).collect::<Result<Vec<i64>, Error>>()?;
+    Ok(Some(Any::from_object(Shape::new(&dims)?.into_object())))
+}
+
 /// A value as type `index`'s reference class would take it: itself when
 /// it already is one, else through the class's fallbacks (strings from C
 /// strings, a Shape from an Array of ints, Array and List from each other,
@@ -95,14 +104,12 @@ fn convert(index: i32, target: &str, v: &Any) -> Result<Any, Error> {
         ti::kTVMFFIBytes if matches!(t, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes) => Some(v.clone()),
         ti::kTVMFFIBytes if t == ti::kTVMFFIByteArrayPtr => Some(Any::bytes(&v.get::<Vec<u8>>()?)?),
         ti::kTVMFFIShape if t == ti::kTVMFFIArray => {
-            let items = Array::from_object(v.as_object().expect("an array"))?;
-            let dims: Result<Vec<i64>, Error> = items.iter().map(|d| d.get::<i64>()).collect();
-            match dims {
-                Ok(dims) if items.iter().all(|d| d.type_index() == ti::kTVMFFIInt) => {
-                    Some(Any::from_object(Shape::new(&dims)?.into_object()))
-                }
-                _ => None,
-            }
+            let items: Vec<Any> = Array::from_object(v.as_object().expect("an array"))?.iter().cloned().collect();
+            shape_of_ints(&items)?
+        }
+        // A List of ints is a shape as well as an Array of them is.
+        ti::kTVMFFIShape if t == ti::kTVMFFIList => {
+            shape_of_ints(&List::from_object(v.as_object().expect("a list"))?.to_vec())?
         }
         ti::kTVMFFIArray if t == ti::kTVMFFIList => {
             let items = List::from_object(v.as_object().expect("a list"))?.to_vec();

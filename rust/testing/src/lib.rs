@@ -18,6 +18,7 @@
 //! * [`exports`] — functions exported under TVM-FFI's DLL-export names.
 
 pub mod core_api;
+pub mod device_text;
 pub mod exports;
 pub mod ffi;
 pub mod globals;

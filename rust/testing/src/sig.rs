@@ -151,7 +151,12 @@ impl Ty {
                 ti::kTVMFFISmallBytes | ti::kTVMFFIBytes | ti::kTVMFFIByteArrayPtr => owned(v),
                 _ => Err(got()),
             },
-            Ty::Device => v.device().map(Any::device).ok_or_else(got),
+            Ty::Device => match index {
+                ti::kTVMFFISmallStr | ti::kTVMFFIStr | ti::kTVMFFIRawStr => {
+                    v.str().as_deref().and_then(crate::device_text::parse).map(Any::device).ok_or_else(got)
+                }
+                _ => v.device().map(Any::device).ok_or_else(got),
+            },
             Ty::DataType => match index {
                 ti::kTVMFFIDataType => owned(v),
                 ti::kTVMFFISmallStr | ti::kTVMFFIStr | ti::kTVMFFIRawStr => parse_dtype(&v.str().unwrap_or_default()).ok_or_else(got),
@@ -173,6 +178,10 @@ impl Ty {
             Ty::Function | Ty::TypedFunction(..) => if index == ti::kTVMFFIFunction { owned(v) } else { Err(got()) },
             Ty::Array(elem) => match index {
                 ti::kTVMFFIArray => check_items(v, elem.as_deref(), "Array").and_then(|_| owned(v)),
+                ti::kTVMFFIList => {
+                    check_items(v, elem.as_deref(), "List")?;
+                    containers::array(&containers::seq_items(v).unwrap_or_default()).map_err(|e| e.message())
+                }
                 _ => Err(got()),
             },
             Ty::List(elem) => match index {
@@ -185,6 +194,10 @@ impl Ty {
             },
             Ty::Map(kv) => match index {
                 ti::kTVMFFIMap => check_pairs(v, kv.as_deref(), "Map").and_then(|_| owned(v)),
+                ti::kTVMFFIDict => {
+                    let pairs = check_pairs(v, kv.as_deref(), "Dict")?;
+                    containers::map(&pairs).map_err(|e| e.message())
+                }
                 _ => Err(got()),
             },
             Ty::Dict(kv) => match index {
