@@ -140,3 +140,35 @@ def test_deep_walk_with_release_gil_off_finishes():
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "200001"
+
+
+def test_reflected_objects_cyclic_and_chained_deep():
+    from typing import Any
+
+    from tether.dataclasses import py_class
+
+    @py_class("test.deep_and_cyclic.Node", structural_eq="tree")
+    class Node(tether.Object):
+        val: int
+        nxt: Any = None
+
+    a, b, c = Node(1), Node(1), Node(2)
+    a.nxt, b.nxt, c.nxt = a, b, c
+    assert structural.structural_equal(a, b)
+    assert not structural.structural_equal(a, c)
+    assert structural.structural_hash(a) == structural.structural_hash(b)
+    assert repr(a) == "test.deep_and_cyclic.Node(val=1, nxt=...)"
+    for node in (a, b, c):
+        node.nxt = None
+
+    # 200,000 links: far past the native stack; building 10^6 Python-side
+    # objects alone takes ~20 s, and the Lists above already cover 10^6.
+    def chain():
+        x = None
+        for i in range(200_000):
+            x = Node(i, x)
+        return x
+
+    x, y = chain(), chain()
+    assert structural.structural_equal(x, y)
+    assert structural.structural_hash(x) == structural.structural_hash(y)
