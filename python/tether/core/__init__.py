@@ -11,10 +11,12 @@ Rooms, bottom up (each imports only those above it in this list):
 * ``error`` — ``Error`` and the kind <-> exception class tables;
 * ``converter`` — the conversion protocols of other Python objects;
 * ``dtype``, ``device``, ``tensor`` — DLPack values and tensors;
-* ``type_info``, ``type_schema`` — reflection and declared types;
+* ``type_info``, ``type_converter``, ``type_schema`` — reflection, declared
+  types and the converters that check values against them;
 * ``sentinels`` — ``MISSING``/``KWARGS``, the values crossing into constructors;
 * ``any_value`` — ``CAny``, one owned FFI value;
 * ``registration`` — wrapper classes registered by type index;
+* ``dltensor_test_wrapper`` — a Tensor behind DLPack's C exchange table, for tests;
 * ``side_table`` — the post-collection sweep of headerless objects' entries.
 
 Higher modules register into this package (``_set_class_dtype``,
@@ -61,15 +63,16 @@ from .type_info import (  # noqa: E402
     TypeField, TypeInfo, TypeMethod, _lookup_or_register_type_info_from_type_key, _type_cls_to_type_info,
     _type_index_to_type_info,
 )
+from .type_converter import _build_converter, _ConvertError, _TypeConverter  # noqa: E402
 from .type_schema import (  # noqa: E402
     _ORIGIN_NATIVE_LAYOUT, _ORIGIN_TO_TYPE_INDEX, _ORIGIN_TYPE_INDEX_STRUCTURAL, _ORIGIN_TYPE_INDEX_UNKNOWN,
     _RETAINED_TYPE_KEYS, _TYPE_INDEX_TO_ORIGIN, _TYPE_INDEX_TO_RETAINED_TYPE_KEY, _TYPE_SCHEMA_ORIGIN_CONVERTER,
-    TypeSchema, _build_converter, _ConvertError, _TypeConverter,
+    TypeSchema,
 )
 from .sentinels import KWARGS, MISSING  # noqa: E402
 from .any_value import CAny, _to_py_class_value  # noqa: E402
 from .registration import _register_object_by_index, _set_type_cls, _print_debug_info  # noqa: E402
-from .py_class_registration import _register_fields, _register_py_class, _rollback_py_class  # noqa: E402
+from .dltensor_test_wrapper import DLTensorTestWrapper  # noqa: E402
 from .py_class_registration import _register_fields, _register_py_class, _rollback_py_class  # noqa: E402
 
 # A field's reflected accessor: one native descriptor reads and writes the

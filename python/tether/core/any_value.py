@@ -9,7 +9,7 @@ from typing import Any
 from .. import _ffi
 from .device import Device
 from .function import convert
-from .object import Object
+from .object import Object, OpaquePyObject
 
 __all__ = ["CAny"]
 
@@ -59,7 +59,15 @@ class CAny:
         return 74  # an opaque Python object
 
     def __repr__(self) -> str:
-        return f"CAny({self._value!r})"
+        # As tvm_ffi: the payload for scalars, the type index otherwise.
+        index = self.type_index
+        if index == 0:
+            return "CAny(None)"
+        if index in (1, 2, 3):
+            return f"CAny({('int', 'bool', 'float')[index - 1]}={self._value!r})"
+        if index >= 64:
+            return f"CAny(object, type_index={index})"
+        return f"CAny(type_index={index})"
 
 
 def _to_py_class_value(value: CAny) -> Any:
@@ -71,4 +79,13 @@ def _to_py_class_value(value: CAny) -> Any:
     # that keep their FFI object.
     if type(v) is str or type(v) is bytes:
         return convert(v)
+    # As a call returns them: an opaque object as the object it carries.
+    if isinstance(v, OpaquePyObject):
+        return v.pyobject()
+    # Devices come back as the device class in force now (_set_class_device).
+    if isinstance(v, Device):
+        from . import device
+
+        if type(v) is not device._CLASS_DEVICE:
+            return device._create_device_from_tuple(device._CLASS_DEVICE, v.dlpack_device_type(), v.index)
     return v

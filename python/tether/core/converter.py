@@ -51,6 +51,12 @@ def _dtype_class():
 
 def _value_from_protocol(value):
     cls = type(value)
+    if isinstance(value, BaseException):
+        # As convert(exc): an Error with the exception's kind, message and
+        # traceback (the native one it was raised with, updated).
+        from .error import _convert_to_ffi_error
+
+        return _convert_to_ffi_error(value)
     if hasattr(cls, "__tvm_ffi_object__"):
         return value.__tvm_ffi_object__()
     framework_dtype = _framework_dtype(value)
@@ -71,6 +77,13 @@ def _value_from_protocol(value):
         return _ffi.OpaquePtrValue(int(value.__cuda_stream__()[1]))
     if hasattr(cls, "__tvm_ffi_opaque_ptr__"):
         return _ffi.OpaquePtrValue(int(value.__tvm_ffi_opaque_ptr__()))
+    if hasattr(cls, "__dlpack_data_type__"):  # DLPack's (code, bits, lanes) of a data type
+        return _dtype_class().from_dlpack_data_type(tuple(value.__dlpack_data_type__()))
+    if hasattr(cls, "__dlpack_device__") and not hasattr(cls, "__dlpack__"):  # a device, not a tensor
+        from .device import _CLASS_DEVICE, _create_device_from_tuple
+
+        device_type, device_id = value.__dlpack_device__()
+        return _create_device_from_tuple(_CLASS_DEVICE, int(device_type), int(device_id))
     if callable(value):
         return NotImplemented
     if hasattr(cls, "__tvm_ffi_int__"):

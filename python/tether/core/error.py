@@ -42,11 +42,13 @@ class Error(Object):
 
     __slots__ = ()
 
-    def __new__(cls, kind: str = "RuntimeError", message: str = "", backtrace: str = ""):
-        return _ffi.error_new(kind, message, backtrace)
+    def __new__(cls, *args, **kwargs):
+        # As tvm_ffi: __new__ alone gives a wrapper without a handle
+        # (``Error.__new__(Error).__chandle__() == 0``); __init__ makes the error.
+        return _ffi.CObject.__new__(cls)
 
-    def __init__(self, *args, **kwargs):
-        pass
+    def __init__(self, kind: str = "RuntimeError", message: str = "", backtrace: str = ""):
+        self.__move_handle_from__(_ffi.error_new(kind, message, backtrace))
 
     @property
     def kind(self) -> str:
@@ -78,7 +80,14 @@ class Error(Object):
         return _py_error_of(self)
 
     def __reduce__(self):
-        return (Error, (self.kind, self.message, self.backtrace))
+        if not _ffi.chandle(self):
+            return (_error_without_handle, (type(self),))
+        return (type(self), (self.kind, self.message, self.backtrace))
+
+
+def _error_without_handle(cls: type) -> Error:
+    """What an unpickled handle-less Error is: again one without a handle."""
+    return cls.__new__(cls)
 
 
 def _error_parts(err: Error):

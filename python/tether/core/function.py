@@ -3,6 +3,7 @@ conversion of Python values and callables to their FFI form."""
 
 from __future__ import annotations
 
+import ctypes
 from typing import Any, Callable, Optional
 
 from .. import _ffi
@@ -30,22 +31,49 @@ class Function(_ffi.FunctionBase, Object):
         """A Function over a C safe-call function (``TVMFFISafeCallType``) at
         address ``c_symbol``; ``keep_alive_object`` (e.g. the JIT engine that
         made the code) lives as long as the Function."""
-        if isinstance(c_symbol, bool) or not isinstance(c_symbol, int):
-            raise TypeError(f"c_symbol must be an int address, got {type(c_symbol).__name__}")
-        func = _ffi.function_from_symbol(c_symbol)
-        if keep_alive_object is None:
-            return func
+        return _kept_alive(_ffi.function_from_symbol(_address(c_symbol)), keep_alive_object)
 
-        def call(*args, _func=func, _keep=keep_alive_object):
-            return _func(*args)
+    @staticmethod
+    def __from_mlir_packed_safe_call__(mlir_packed_symbol: int, *, keep_alive_object: Any = None) -> "Function":
+        """A Function over an MLIR packed safe-call entry point (``void
+        f(void** packed)``, as MLIR's ExecutionEngine exports one) at address
+        ``mlir_packed_symbol``; ``keep_alive_object`` lives as long as the Function."""
+        return _kept_alive(_ffi.function_from_mlir_packed(_address(mlir_packed_symbol)), keep_alive_object)
 
-        return convert_func(call)
+
+def _address(symbol: Any) -> int:
+    if isinstance(symbol, bool) or not isinstance(symbol, int):
+        raise TypeError(f"c_symbol must be an int address, got {type(symbol).__name__}")
+    return symbol
+
+
+def _kept_alive(func: "Function", keep_alive_object: Any) -> "Function":
+    """``func``, or a Function calling it that holds ``keep_alive_object``."""
+    if keep_alive_object is None:
+        return func
+
+    def call(*args, _func=func, _keep=keep_alive_object):
+        return _func(*args)
+
+    return convert_func(call)
 
 
 _ffi.install_function_call(Function)
 
 
 _register_class(68, Function)
+
+
+_FFI_FORMS = (type(None), bool, int, float, str, bytes, _ffi.CObject, _ffi.RValueRef, ctypes.c_void_p)
+
+
+def _has_ffi_form(value: Any) -> bool:
+    """Whether ``value`` is itself an FFI value (else it crosses opaquely)."""
+    if isinstance(value, _FFI_FORMS) or hasattr(value, "type_code"):  # a dtype is one too
+        return True
+    from .device import Device  # above this module; imported when first needed
+
+    return isinstance(value, Device)
 
 
 def convert(value: Any) -> Any:
@@ -66,11 +94,20 @@ def convert(value: Any) -> Any:
         from .error import _convert_to_ffi_error
 
         return _convert_to_ffi_error(value)
-    return _ffi.convert(value)
+    out = _ffi.convert(value)
+    if out is value and not _has_ffi_form(out):
+        # No FFI form: it crosses as an opaque object, which is what
+        # convert gives (as tvm_ffi), not the value itself.
+        return _ffi.opaque_object(out)
+    return out
 
 
-def convert_func(pyfunc: Callable) -> "Function":
-    """A Python callable as an FFI Function."""
+def convert_func(pyfunc: Callable, tensor_cls: Optional[type] = None) -> "Function":
+    """A Python callable as an FFI Function. ``tensor_cls`` must speak
+    DLPack's C exchange API (``__dlpack_c_exchange_api__``), as tvm_ffi
+    requires; callbacks receive ``tether.Tensor`` arguments either way."""
+    if tensor_cls is not None and not hasattr(tensor_cls, "__dlpack_c_exchange_api__"):
+        raise TypeError(f"tensor_cls {tensor_cls!r} must expose __dlpack_c_exchange_api__")
     if not callable(pyfunc):
         raise TypeError(f"convert_func needs a callable, got {type(pyfunc).__name__}")
     if isinstance(pyfunc, Function):
@@ -128,11 +165,12 @@ def _register_global_func(name: str, pyfunc: Callable, override: bool) -> Functi
 
 
 def _convert_to_ffi_func(pyfunc: Callable, tensor_cls: Optional[type] = None) -> Function:
-    """A Python callable as an FFI Function (``tensor_cls`` is accepted for
-    tvm_ffi's signature; callbacks receive ``tether.Tensor`` arguments)."""
-    return convert_func(pyfunc)
+    """A Python callable as an FFI Function (``tensor_cls`` is checked as
+    ``convert_func`` checks it; callbacks receive ``tether.Tensor`` arguments)."""
+    return convert_func(pyfunc, tensor_cls)
 
 
 def _convert_to_opaque_object(pyobject: Any) -> OpaquePyObject:
-    """Wrap any Python object in an ``ffi.OpaquePyObject``."""
-    return _ffi.to_object(pyobject)
+    """Wrap any Python object in an ``ffi.OpaquePyObject`` (the wrapper,
+    whose ``pyobject()`` gives the object back)."""
+    return _ffi.opaque_object(pyobject)

@@ -55,6 +55,11 @@ class Object(_ffi.CObject, metaclass=_ObjectMeta):
         """Address of the native object (0 once moved from)."""
         return _ffi.chandle(self)
 
+    @property
+    def id_(self) -> int:
+        """The native object's address (``__chandle__()``; 0 once moved from)."""
+        return _ffi.chandle(self)
+
     def __ctypes_handle__(self) -> ctypes.c_void_p:
         return ctypes.c_void_p(_ffi.chandle(self))
 
@@ -74,6 +79,9 @@ class Object(_ffi.CObject, metaclass=_ObjectMeta):
         h = _ffi.chandle(self)
         if h == 0:
             return f"<{type(self).__name__} (moved)>"
+        sentinel = _SENTINEL_TEXT.get(h)
+        if sentinel is not None:
+            return sentinel
         # A client may replace the printer by assigning ``core.__object_repr__``.
         printer = _package.__dict__.get("__object_repr__", object_repr)
         return printer(self)
@@ -100,8 +108,11 @@ class Object(_ffi.CObject, metaclass=_ObjectMeta):
 
 _ffi.install_slots(Object)
 _lock = threading.RLock()
+# The core's process-wide sentinel objects by address, with the text they
+# print as (``<MISSING>``); sentinels.py fills it in.
+_SENTINEL_TEXT: dict = {}
 
-CObject = Object  # tvm_ffi's name for the wrapper base
+CObject = _ffi.CObject  # tvm_ffi's name for the native wrapper base (Object derives from it)
 ObjectRValueRef = _ffi.RValueRef
 _ObjectSlotsMeta = _ObjectMeta  # tvm_ffi's name for the metaclass
 
@@ -133,10 +144,15 @@ class ObjectConvertible:
 
 
 class OpaquePyObject(Object):
-    """The FFI object holding an arbitrary Python object (as a value it
-    comes back as the Python object itself)."""
+    """The FFI object holding an arbitrary Python object: what
+    ``convert(x)`` gives for a value with no FFI form (a call returning one
+    gives the Python object itself)."""
 
     __slots__ = ()
+
+    def pyobject(self) -> Any:
+        """The Python object this carries."""
+        return _ffi.opaque_payload(self)
 
 
 def _type_key(type_index: int) -> str:
@@ -194,8 +210,13 @@ def _fallback_class(type_index: int) -> type:
             return cls
         info = _ffi.type_info(type_index)
         parent = _class_for_index(info["parent"]) if info["parent"] >= 0 else _CLASS_OBJECT
-        name = info["key"].rsplit(".", 1)[-1]
-        cls = type(name, (parent,), {"__slots__": (), "__module__": "tether.core", "__qualname__": name})
+        key = info["key"]
+        module, _, name = key.rpartition(".")
+        # As tvm_ffi names such classes: the key's prefix is the module, the
+        # whole key the qualified name.
+        doc = f"Auto-generated fallback class for {key}.\n\nThis class was created because the type has no registered Python class."
+        cls = type(name, (parent,), {"__slots__": (), "__module__": module or "tether.core", "__qualname__": key,
+                                     "__doc__": doc})
         _register_class(type_index, cls)
         from .type_info import type_info_of_index
 
@@ -204,6 +225,7 @@ def _fallback_class(type_index: int) -> type:
 
 
 _register_class(64, Object)
+_register_class(_ffi.type_key_to_index("ffi.OpaquePyObject"), OpaquePyObject)
 _ffi.set_class_factory(_fallback_class)
 
 

@@ -5,7 +5,10 @@ unless they have their own, of its descendants) are wrapped in."""
 from __future__ import annotations
 
 from .. import _ffi
+from .device import Device
+from .dtype import DataType
 from .object import _register_class
+from .string import Bytes, String
 from .type_info import TypeInfo, type_info_of_index
 
 __all__ = []
@@ -37,3 +40,19 @@ def _print_debug_info() -> None:
             continue
         cls = _ffi.registered_class(index)
         print(f"{index:5d} {key:<40} {cls.__qualname__ if cls is not None else '-'}")
+
+
+def _attach_value_class_infos() -> None:
+    """The value classes that are no wrappers (``DataType``, ``Device``, and
+    ``String``/``Bytes``, which are str/bytes) carry their type's TypeInfo as
+    tvm_ffi's do, each a record of its own naming the class."""
+    for cls, key in ((DataType, "DataType"), (Device, "Device"), (String, "ffi.String"), (Bytes, "ffi.Bytes")):
+        index = _ffi.type_key_to_index(key)
+        if index is None:
+            continue
+        info = TypeInfo(index)
+        info.type_cls = cls
+        cls.__tvm_ffi_type_info__ = info
+
+
+_attach_value_class_infos()

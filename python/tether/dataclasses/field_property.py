@@ -16,7 +16,7 @@ __all__ = ["FieldProperty"]
 
 
 class FieldProperty(_ffi.FieldDescriptor):
-    __slots__ = ("name", "core", "field_type", "frozen", "field", "__doc__")
+    __slots__ = ("name", "core", "field_type", "frozen", "field", "_doc")
 
     def __init__(self, name: str, core_descriptor: Any, field_type: Optional[FieldType], frozen: bool,
                  field: Any = None, doc: Optional[str] = None):
@@ -25,7 +25,13 @@ class FieldProperty(_ffi.FieldDescriptor):
         self.field_type = field_type
         self.frozen = frozen
         self.field = field
-        self.__doc__ = doc
+        self._doc = doc
+
+    # A property: a slot named __doc__ would be shadowed by the class's own
+    # (None) docstring entry. Without a doc of its own, the field's
+    # registered documentation.
+    __doc__ = property(lambda self: self._doc if self._doc is not None else self.core.doc,  # type: ignore[assignment]
+                       doc="The field's documentation; None when it has none.")
 
     def __set__(self, obj: Any, value: Any) -> None:
         if self.frozen:
