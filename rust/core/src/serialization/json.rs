@@ -13,15 +13,14 @@
 //! DEL and pass other bytes through. Arrays, Lists and Maps (string keys)
 //! are accepted; a List that contains itself is an error.
 //!
-//! The parser keeps its open containers on an explicit stack and the writer
-//! recurses through [`deep_stack`], so nesting depth is bounded by memory.
+//! The parser and the writer keep their open containers on explicit stacks
+//! (on the caller's thread), so nesting depth is bounded by memory.
 
 use crate::abi::type_index as ti;
 use crate::any::Any;
 use crate::containers::{Array, List, Map};
 use crate::error::Error;
 use crate::string::make_str_or_bytes;
-use crate::structural::deep_stack;
 
 use super::c_number_format::{one_decimal, round_trip_g};
 
@@ -442,8 +441,52 @@ impl Writer {
         Ok(())
     }
 
-    fn value(&mut self, v: &Any) -> Result<(), Error> {
-        // SAFETY (payload reads): each arm reads the field its index carries.
+    /// Write `root`: containers are opened onto an explicit stack of
+    /// frames and their items written one at a time, so nesting depth costs
+    /// heap memory, not native stack.
+    fn write(&mut self, root: &Any) -> Result<(), Error> {
+        let mut stack: Vec<OpenContainer> = Vec::new();
+        if let Some(frame) = self.open(root)? {
+            stack.push(frame);
+        }
+        while let Some(top) = stack.last_mut() {
+            let i = top.next;
+            let value = match &top.items {
+                Items::Sequence(items) => items.get(i).cloned().map(|v| (None, v)),
+                Items::Object(entries) => entries.get(i).cloned().map(|(k, v)| (Some(k), v)),
+            };
+            let Some((key, value)) = value else {
+                let frame = stack.pop().expect("the frame read above");
+                self.close(frame)?;
+                continue;
+            };
+            top.next += 1;
+            if i != 0 {
+                self.out.push(b',');
+            }
+            if self.indent != 0 {
+                self.newline()?;
+            }
+            if let Some(k) = key {
+                if !matches!(k.type_index(), ti::kTVMFFIStr | ti::kTVMFFISmallStr) {
+                    return Err(Error::value_error(format!("Expect key to be string, got `{}`", k.type_key())));
+                }
+                escape_string(k.view().str_bytes().unwrap_or_default(), &mut self.out);
+                self.out.push(b':');
+                if self.indent != 0 {
+                    self.out.push(b' ');
+                }
+            }
+            if let Some(frame) = self.open(&value)? {
+                stack.push(frame);
+            }
+        }
+        Ok(())
+    }
+
+    /// Write a scalar whole, or the opening of a container (returned as
+    /// the frame whose items are still to be written).
+    fn open(&mut self, v: &Any) -> Result<Option<OpenContainer>, Error> {
         match v.type_index() {
             ti::kTVMFFINone => self.out.extend_from_slice(b"null"),
             ti::kTVMFFIBool => self.out.extend_from_slice(if v.get::<bool>()? { b"true" } else { b"false" }),
@@ -457,7 +500,7 @@ impl Writer {
             ti::kTVMFFIStr | ti::kTVMFFISmallStr => escape_string(v.view().str_bytes().unwrap_or_default(), &mut self.out),
             ti::kTVMFFIArray => {
                 let items: Vec<Any> = Array::from_object(v.as_object().expect("array"))?.iter().cloned().collect();
-                deep_stack::guarded(|| self.sequence(&items))?;
+                return self.open_container(Items::Sequence(items), None).map(Some);
             }
             ti::kTVMFFIList => {
                 let obj = v.as_object().expect("list");
@@ -466,72 +509,54 @@ impl Writer {
                     return Err(Error::value_error("Cycle detected: List contains itself"));
                 }
                 let items = List::from_object(obj)?.to_vec();
-                let r = deep_stack::guarded(|| self.sequence(&items));
-                self.active_lists.remove(&addr);
-                r?;
+                return self.open_container(Items::Sequence(items), Some(addr)).map(Some);
             }
             ti::kTVMFFIMap => {
                 let map = Map::from_object(v.as_object().expect("map"))?;
-                deep_stack::guarded(|| self.object(&map))?;
+                return self.open_container(Items::Object(map.items()), None).map(Some);
             }
             _ => return Err(Error::value_error(format!("Unsupported type: `{}`", v.type_key()))),
         }
-        Ok(())
+        Ok(None)
     }
 
-    fn sequence(&mut self, items: &[Any]) -> Result<(), Error> {
-        self.out.push(b'[');
+    fn open_container(&mut self, items: Items, list: Option<usize>) -> Result<OpenContainer, Error> {
+        self.out.push(if matches!(items, Items::Sequence(_)) { b'[' } else { b'{' });
         self.enter()?;
-        for (i, it) in items.iter().enumerate() {
-            if i != 0 {
-                self.out.push(b',');
-            }
-            if self.indent != 0 {
-                self.newline()?;
-            }
-            self.value(it)?;
-        }
+        Ok(OpenContainer { items, next: 0, list })
+    }
+
+    fn close(&mut self, frame: OpenContainer) -> Result<(), Error> {
         if self.indent != 0 {
             self.level -= self.indent;
             self.newline()?;
         }
-        self.out.push(b']');
+        self.out.push(if matches!(frame.items, Items::Sequence(_)) { b']' } else { b'}' });
+        if let Some(addr) = frame.list {
+            self.active_lists.remove(&addr);
+        }
         Ok(())
     }
+}
 
-    fn object(&mut self, map: &Map) -> Result<(), Error> {
-        self.out.push(b'{');
-        self.enter()?;
-        for (i, (k, v)) in map.items().iter().enumerate() {
-            if i != 0 {
-                self.out.push(b',');
-            }
-            if self.indent != 0 {
-                self.newline()?;
-            }
-            if !matches!(k.type_index(), ti::kTVMFFIStr | ti::kTVMFFISmallStr) {
-                return Err(Error::value_error(format!("Expect key to be string, got `{}`", k.type_key())));
-            }
-            escape_string(k.view().str_bytes().unwrap_or_default(), &mut self.out);
-            self.out.push(b':');
-            if self.indent != 0 {
-                self.out.push(b' ');
-            }
-            self.value(v)?;
-        }
-        if self.indent != 0 {
-            self.level -= self.indent;
-            self.newline()?;
-        }
-        self.out.push(b'}');
-        Ok(())
-    }
+/// The items of a container being written.
+enum Items {
+    Sequence(Vec<Any>),
+    Object(Vec<(Any, Any)>),
+}
+
+/// A container whose opening is written and whose items from `next` on are
+/// not; `list` is the address of a List to leave when it closes.
+struct OpenContainer {
+    items: Items,
+    next: usize,
+    list: Option<usize>,
 }
 
 /// JSON text of `value` (`ffi.json.Stringify`); `indent` 0 is compact.
 pub fn stringify(value: &Any, indent: usize) -> Result<Vec<u8>, Error> {
     let mut w = Writer { indent, level: 0, out: Vec::new(), active_lists: std::collections::HashSet::new() };
-    w.value(value)?;
+    w.write(value)?;
     Ok(w.out)
 }
 
