@@ -143,3 +143,96 @@ def test_core_missing_means_no_default():
     with pytest.raises(TypeError):
         cls()
     assert tether.core.MISSING is MISSING
+
+
+# ---- the decorator over the two steps ---------------------------------------
+
+from typing import Any  # noqa: E402
+
+import tether.dataclasses as dc  # noqa: E402
+
+
+class _Marker:
+    """An extension's marker annotation (no field)."""
+
+
+def test_fields_resolved_hooks_see_schemas_before_registration():
+    seen = []
+
+    @dc.py_class(_key("HookBase"))
+    class HookBase(dc.Object):
+        __ffi_field_markers__ = (_Marker,)
+
+        def __ffi_hook__(type_info: Any, own_fields: Any) -> None:
+            assert not type_info.fields  # the fields reach the core afterwards
+            for f in own_fields:
+                if "unit" in f.extra_kwargs:
+                    f.metadata["unit"] = f.extra_kwargs.pop("unit")
+            seen.append((type_info.type_cls.__name__, [str(f._ty_schema) for f in own_fields],
+                         type_info._decorator_args["field_markers"]))
+
+        __ffi_hook__.__ffi_on_fields_resolved__ = True
+
+    @dc.py_class(_key("HookChild"))
+    class HookChild(HookBase):
+        a: int
+        boundary: _Marker
+        b: float = dc.field(default=0.0, unit="m")
+
+    assert seen[0] == ("HookBase", [], ())
+    assert seen[1] == ("HookChild", ["int", "float"], ((_Marker, HookChild, "boundary", 1),))
+    assert [f.name for f in dc.fields(HookChild)] == ["a", "b"]
+    assert dc.fields(HookChild)[1].metadata == {"unit": "m"}
+    assert HookChild(1).b == 0.0
+    with pytest.raises(TypeError, match="unrecognized field options: unit"):
+        @dc.py_class(_key("NoHook"))
+        class NoHook(dc.Object):
+            x: int = dc.field(unit="m")
+
+
+def test_parent_hooks_are_copied_unless_the_body_defines_them():
+    @dc.py_class(_key("EqParent"))
+    class Parent(dc.Object):
+        value: int
+
+        def __s_equal__(self, other: Any, compare: Any) -> bool:
+            return self.value % 2 == other.value % 2
+
+        def __s_hash__(self, seed: int, hash_value: Any) -> int:
+            return self.value % 2
+
+    @dc.py_class(_key("EqChild"))
+    class Child(Parent):
+        extra: int = 0
+
+    @dc.py_class(_key("EqNone"))
+    class NoHooks(Parent):
+        __s_equal__ = None
+
+    child_index = core._type_cls_to_type_info(Child).type_index
+    assert core._lookup_type_attr(child_index, "__s_equal__") is not None
+    assert tether.structural_equal(Child(1, 2), Child(3, 4))
+    assert tether.structural_hash(Child(1)) == tether.structural_hash(Child(3))
+    assert core._lookup_type_attr(core._type_cls_to_type_info(NoHooks).type_index, "__s_equal__") is None
+
+
+def test_a_py_class_extends_a_native_type_and_its_methods_work():
+    @dc.py_class(_key("NativeExt"))
+    class Ext(TestObjectBase):
+        extra: bool = False
+
+    obj = Ext(v_i64=1, v_f64=2.0, v_str="s", extra=True)
+    assert obj.add_i64(5) == 6  # a native method reads the native part
+    assert (obj.v_str, obj.extra) == ("s", True)
+    info = core._type_cls_to_type_info(Ext)
+    assert info.fields[0].offset >= max(f.offset + f.size for f in info.parent_type_info.fields)
+
+
+def test_init_false_class_keeps_a_raw_ffi_init():
+    @dc.py_class(_key("RawInit"), init=False)
+    class Raw(dc.Object):
+        self: int
+
+    value = dc.Object.__new__(Raw)
+    Raw.__ffi_init__(value, self=7)
+    assert value.self == 7

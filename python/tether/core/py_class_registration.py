@@ -99,17 +99,27 @@ def _subclass_offset(info: Optional[TypeInfo]) -> int:
     return end
 
 
+# Layout by the decorator's field kinds, for annotations no TypeSchema
+# describes yet (a class still waiting for its own registration, markers).
+_KIND_SCHEMA_ORIGIN = {"int": "int", "float": "float", "bool": "bool", "str": "str", "any": "Any"}
+
+
 def _schema_of(py_field: Any) -> Any:
-    """The field's TypeSchema (the decorator's field types carry one too)."""
+    """The field's TypeSchema: the one it was given, or its annotation's
+    (the decorator's field types keep the annotation)."""
     from .type_schema import TypeSchema
 
     ty = py_field._ty_schema
     if isinstance(ty, TypeSchema):
         return ty
-    schema = getattr(ty, "type_schema", None)
-    if isinstance(schema, TypeSchema):
-        return schema
-    return TypeSchema.from_annotation(getattr(ty, "schema", None) if ty is not None else py_field.type)
+    annotation = getattr(ty, "schema", None) if ty is not None else py_field.type
+    try:
+        return TypeSchema.from_annotation(annotation)
+    except (TypeError, ValueError):
+        kind = getattr(ty, "kind", "any")
+        if kind == "object":
+            return TypeSchema("Object", origin_type_index=_OBJECT_INDEX)
+        return TypeSchema(_KIND_SCHEMA_ORIGIN.get(kind, "Any"))
 
 
 def _flags(py_field: Any) -> int:
@@ -143,7 +153,7 @@ def _converter_of(py_field: Any, schema: Any) -> Any:
     conversion (the decorator's field type) or its schema's."""
     from .function import convert
 
-    ty = py_field._ty_schema
+    ty = getattr(py_field, "_field_type", None) or py_field._ty_schema
     convert_value = ty.convert if hasattr(ty, "kind") and callable(getattr(ty, "convert", None)) \
         else schema.convert_value
     return convert(convert_value)

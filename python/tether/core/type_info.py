@@ -13,6 +13,12 @@ from .. import _ffi
 __all__ = ["TypeInfo", "TypeField", "TypeMethod", "type_info_of_index", "type_info_of_class"]
 
 _FIELD_WRITABLE = 1 << 0
+_FIELD_HAS_DEFAULT = 1 << 1
+_FIELD_REPR_OFF = 1 << 6
+_FIELD_COMPARE_OFF = 1 << 7
+_FIELD_HASH_OFF = 1 << 8
+_FIELD_INIT_OFF = 1 << 9
+_FIELD_KW_ONLY = 1 << 10
 _METHOD_STATIC = 1 << 2
 
 
@@ -42,6 +48,15 @@ class TypeField:
         self.descriptor = d["descriptor"]
         self.getter = self.descriptor.__get__
         self.setter = self.descriptor.__set__
+        # What the generated methods read (upstream's ``c_*`` names), from
+        # the flags; ``_declare`` refines them for Python-defined classes.
+        flags = self.flags
+        self.c_init = not flags & _FIELD_INIT_OFF
+        self.c_kw_only = bool(flags & _FIELD_KW_ONLY)
+        self.c_has_default = bool(flags & _FIELD_HAS_DEFAULT)
+        self.c_repr = not flags & _FIELD_REPR_OFF
+        self.c_compare = not flags & _FIELD_COMPARE_OFF
+        self.c_hash = not flags & _FIELD_HASH_OFF
         # Set by ``_declare`` for the fields of a Python-defined class.
         self._ty = None
         self._py_field = None

@@ -55,7 +55,7 @@ class Field:
     """
 
     __slots__ = (
-        "_ty_schema", "compare", "converter", "default", "default_factory", "doc", "extra_kwargs",
+        "_field_type", "_ty_schema", "compare", "converter", "default", "default_factory", "doc", "extra_kwargs",
         "frozen", "hash", "init", "kw_only", "metadata", "name", "repr", "structural_eq", "type",
     )
 
@@ -83,6 +83,8 @@ class Field:
             raise ValueError(f"structural_eq must be one of {allowed}, got {structural_eq!r}")
         self.name = name
         self._ty_schema = _ty_schema
+        # py_class's conversion of the field's values (field_types.FieldType).
+        self._field_type = None
         self.type = None
         self.default = default
         self.default_factory = default_factory

@@ -94,9 +94,21 @@ def _collect_fields(cls: type, parent: type, params: dict) -> list:
     own: dict = {}
     ip_funcs: dict = {}
     kw_only_active = params["kw_only"]
+    marker_types = _marker_types(cls)
+    markers = params["field_markers"] = []  # afresh on each try of a deferred class
+    inherited = 0
+    ancestor = type_info_of_index(parent.__tether_type_index__)
+    while ancestor is not None:
+        inherited += len(ancestor.fields or ())
+        ancestor = ancestor.parent_type_info
     for owner in _owners(cls, parent):
         for name, tp in _resolve(owner, cls, params.get("caller_locals"), params.get("caller_globals")).items():
             if _is_class_var(tp):
+                continue
+            if any(tp is marker for marker in marker_types):
+                # An extension's marker annotation, no field: its hooks read
+                # where it stands (the value assigned in the body stays).
+                markers.append((tp, owner, name, inherited + len(own)))
                 continue
             if tp is KW_ONLY:
                 kw_only_active = True
@@ -116,20 +128,43 @@ def _collect_fields(cls: type, parent: type, params: dict) -> list:
             if owner is cls and value is not MISSING:
                 delattr(cls, name)
             f.name, f.type = name, tp
-            f._ty_schema = field_type_of(tp, cls)
+            f._field_type = field_type_of(tp, cls)
+            f._ty_schema = _annotation_schema(tp, f._field_type)
             if f.kw_only is None:
                 f.kw_only = kw_only_active
             if params["frozen"]:
                 f.frozen = True
             if f.hash is None:
                 f.hash = f.compare
-            if f.extra_kwargs:
-                raise TypeError(f"{cls.__name__}.{name}: unrecognized field options: "
-                                + ", ".join(sorted(f.extra_kwargs)))
             own[name] = f
     if ip_funcs:
         cls.__ffi_init_property_funcs__ = ip_funcs
     return list(own.values())
+
+
+def _marker_types(cls: type) -> tuple:
+    """The annotation types ``cls`` (or a base) declares as an extension's
+    field markers (``__ffi_field_markers__``)."""
+    markers = getattr(cls, "__ffi_field_markers__", ())
+    if not isinstance(markers, (tuple, list)) or not all(isinstance(m, type) for m in markers):
+        raise TypeError("__ffi_field_markers__ must be a tuple or list of types")
+    return tuple(markers)
+
+
+def _annotation_schema(tp: Any, field_type: Any) -> Any:
+    """The TypeSchema of a resolved annotation; the field type itself when
+    no schema describes it yet (a class still waiting for registration)."""
+    try:
+        return core.TypeSchema.from_annotation(tp)
+    except (TypeError, ValueError):
+        return field_type
+
+
+def _fields_resolved_hooks(cls: type) -> list:
+    """Callables marked ``__ffi_on_fields_resolved__`` in the bodies of
+    ``cls`` and its bases (bases first)."""
+    return [hook for base in reversed(cls.__mro__) for hook in base.__dict__.values()
+            if callable(hook) and getattr(hook, "__ffi_on_fields_resolved__", False) is True]
 
 
 def _default_record(f: Field) -> tuple:
@@ -233,23 +268,41 @@ def _finish(cls: type, explicit_key: Optional[str], params: dict, structural_eq:
     if "__tether_fields__" not in parent.__dict__ and parent.__tether_type_index__ != _OBJECT_INDEX:
         _adopt_native_fields(parent)
     key = explicit_key or f"{cls.__module__}.{cls.__qualname__}"
-    index = _register(cls, key, parent, own, STRUCTURE_KINDS[structural_eq])
-    core._register_class(index, cls)
-    all_fields = list(getattr(parent, "__tether_fields__", ())) + own
-    cls.__tether_fields__ = tuple(all_fields)
-    cls.__tether_own_fields__ = tuple(own)
-    core_fields = dict(_ffi.type_info(index)["fields"])
-    for f in own:
-        setattr(cls, f.name, FieldProperty(f.name, core_fields[f.name], f._ty_schema, bool(f.frozen), f, f.doc))
+    parent_info = core._type_cls_to_type_info(parent)
+    info = core._register_py_class(parent_info, key, cls)
+    try:
+        parent_markers = getattr(parent_info, "_decorator_args", {}).get("field_markers", ())
+        info._decorator_args = dict(params, structural_eq=structural_eq,
+                                    field_markers=tuple(parent_markers) + tuple(params["field_markers"]))
+        # Hooks run before the fields reach the core: they may still settle
+        # metadata and consume their own field options.
+        for hook in _fields_resolved_hooks(cls):
+            hook(info, own)
+        for f in own:
+            if f.extra_kwargs:
+                raise TypeError(f"{cls.__name__}.{f.name}: unrecognized field options: "
+                                + ", ".join(sorted(f.extra_kwargs)))
+        # Writes convert once, in the core's setter (the field's own
+        # conversion), so the class's properties pass values through.
+        info._register_fields(own, STRUCTURE_KINDS[structural_eq])
+    except BaseException:
+        core._rollback_py_class(info)
+        raise
+    index = info.type_index
+    all_fields = list(cls.__tether_fields__)
+    for tf in info.fields:
+        setattr(cls, tf.name, tf.as_property(cls))
     install_dunders(cls, all_fields, py_class_mode=True, **params_for_dunders(params))
     cls.__ffi_is_dataclass__ = True
     register_py_methods(cls, index, params.get("caller_globals"))
     register_type_attrs(cls, index)
-    cls.__tvm_ffi_type_info__ = type_info_of_index(index)
-    by_name = {f.name: f for f in own}
-    for tf in cls.__tvm_ffi_type_info__.fields:  # each reflected field knows its Field record
-        if tf.name in by_name:
-            tf.dataclass_field = by_name[tf.name]
+    cls.__tvm_ffi_type_info__ = info
+    if "__ffi_init__" not in cls.__dict__:
+        # The raw constructor, for custom ``__init__`` bodies (init=False).
+        from ..registry import _install_ffi_init_attr  # noqa: PLC0415 - registry imports dataclasses
+
+        _install_ffi_init_attr(cls, info, core._lookup_type_attr(index, "__ffi_init__"))
+    info._read_back_methods()
     note_registered(cls)
 
 

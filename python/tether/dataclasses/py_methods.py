@@ -23,6 +23,11 @@ from ..core import TypeSchema
 
 __all__ = ["register_py_methods", "register_type_attrs"]
 
+# Type attributes a class copies from its parent's registration unless its
+# body defines them (``__ffi_inherit_type_attrs__`` replaces this list; the
+# type table itself never inherits).
+DEFAULT_INHERIT_TYPE_ATTRS = ("__s_equal__", "__s_hash__", "__s_visit__", "__data_to_json__", "__data_from_json__")
+
 # TypeAttrColumn names: never registered as TypeMethods.
 TYPE_ATTR_NAMES = frozenset({
     "__ffi_repr__", "__ffi_hash__", "__ffi_eq__", "__ffi_compare__", "__ffi_convert__",
@@ -71,9 +76,10 @@ def _collect_py_methods(cls: type, globalns: Optional[dict] = None) -> Optional[
         module = sys.modules.get(cls.__module__)
         globalns = dict(vars(module)) if module is not None else {}
     out = []
-    attr_names = set(getattr(cls, "__ffi_type_attr_names__", ()) or ())
+    attr_names = _type_attr_names(cls)
     for name, value in cls.__dict__.items():
-        if not _is_marked(value) or name in attr_names:
+        marked = _is_marked(value)
+        if not marked and name not in attr_names:
             continue
         if isinstance(value, classmethod):
             raise TypeError(
@@ -85,9 +91,19 @@ def _collect_py_methods(cls: type, globalns: Optional[dict] = None) -> Optional[
         func = value.__func__ if is_static else value
         if legacy:
             out.append((name, func, is_static))
-        elif name not in TYPE_ATTR_NAMES:
-            out.append((name, func, is_static, _metadata_json(cls, func, is_static, globalns)))
+        else:
+            metadata = None if name in attr_names else _metadata_json(cls, func, is_static, globalns)
+            out.append((name, func, is_static, metadata))
     return out or None
+
+
+def _type_attr_names(cls: type) -> frozenset:
+    """The names ``cls``'s body registers as type attributes rather than
+    methods: the TypeAttrColumn dunders, its ``__ffi_type_attr_names__``
+    and its ``__ffi_inherit_type_attrs__``."""
+    extra = _name_list(cls, "__ffi_type_attr_names__", ())
+    inherited = _name_list(cls, "__ffi_inherit_type_attrs__", DEFAULT_INHERIT_TYPE_ATTRS)
+    return TYPE_ATTR_NAMES | frozenset(extra) | frozenset(inherited)
 
 
 def check_py_methods(cls: type) -> None:
@@ -101,21 +117,56 @@ def register_py_methods(cls: type, type_index: int, globalns: Optional[dict] = N
         module = sys.modules.get(cls.__module__)
         globalns = dict(vars(module)) if module is not None else {}
     for name, func, is_static, metadata in _collect_py_methods(cls, globalns) or ():
-        _ffi.register_type_method(type_index, name, func, is_static, metadata)
+        if metadata is not None:  # type attributes are registered by register_type_attrs
+            _ffi.register_type_method(type_index, name, func, is_static, metadata)
+
+
+def _name_list(cls: type, attr: str, default: tuple) -> tuple:
+    names = getattr(cls, attr, default)
+    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
+        raise TypeError(f"{cls.__name__}.{attr} must be a tuple of str, got {names!r}")
+    return tuple(names)
 
 
 def register_type_attrs(cls: type, type_index: int) -> None:
-    """Register the values of ``cls``'s body whose names its
-    ``__ffi_type_attr_names__`` lists as type attributes (a staticmethod's
-    function as itself; None is left out)."""
-    names = getattr(cls, "__ffi_type_attr_names__", ())
-    if not isinstance(names, (tuple, list)) or not all(isinstance(n, str) for n in names):
-        raise TypeError(f"{cls.__name__}.__ffi_type_attr_names__ must be a tuple of str, got {names!r}")
-    for name in names:
-        if name not in cls.__dict__:
+    """Register the type attributes of ``cls``'s body: the TypeAttrColumn
+    dunders (``__ffi_repr__``, ``__s_equal__``, ...) and the names its
+    ``__ffi_type_attr_names__`` lists (a staticmethod's function as itself;
+    None is left out, and stops the parent's from being copied). Then the
+    parent's entries named by ``__ffi_inherit_type_attrs__`` (by default
+    the structural and serialization hooks) that the body does not define."""
+    inherited = _name_list(cls, "__ffi_inherit_type_attrs__", DEFAULT_INHERIT_TYPE_ATTRS)
+    names = _type_attr_names(cls)
+    for name, value in list(cls.__dict__.items()):
+        if name not in names:
             continue
-        value = cls.__dict__[name]
         if isinstance(value, staticmethod):
             value = value.__func__
         if value is not None:
             core._register_type_attr(type_index, name, value)
+    from ..core.type_info import type_info_of_index
+
+    parent_index = type_info_of_index(type_index).type_ancestors[-1]
+    for name in inherited:
+        if name in cls.__dict__:
+            continue
+        value = _parent_type_attr(parent_index, name)
+        if value is not None:
+            core._register_type_attr(type_index, name, value)
+
+
+def _parent_type_attr(index: int, name: str):
+    """The nearest ancestor's registered ``name`` (None when none has one,
+    or when a class on the way defines it as None)."""
+    from ..core.type_info import type_info_of_index  # noqa: PLC0415 - core imports dataclasses lazily
+
+    info = type_info_of_index(index)
+    while info is not None:
+        value = core._lookup_type_attr(info.type_index, name)
+        if value is not None:
+            return value
+        klass = info.type_cls
+        if klass is not None and name in klass.__dict__:
+            return None
+        info = info.parent_type_info
+    return None

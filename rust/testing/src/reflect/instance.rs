@@ -72,6 +72,23 @@ pub fn layout_of(type_index: i32) -> Option<Arc<Layout>> {
     TABLE.read().ok()?.as_ref()?.by_index.get(&type_index).cloned()
 }
 
+/// The layout of the nearest test type among `type_index` and its
+/// ancestors: an object of a type deriving from a test type (a Python
+/// class extending it) has that type's fields at the same offsets.
+pub fn layout_of_instance(type_index: i32) -> Option<Arc<Layout>> {
+    if let Some(layout) = layout_of(type_index) {
+        return Some(layout);
+    }
+    let info = crate::ffi::object::type_info(type_index)?;
+    let depth = usize::try_from(info.type_depth).ok()?;
+    (0..depth).rev().find_map(|d| {
+        // SAFETY: the ancestors array has `type_depth` live entries, kept
+        // by the core for the process.
+        let ancestor = unsafe { (*info.type_ancestors.add(d)).as_ref() }?;
+        layout_of(ancestor.type_index)
+    })
+}
+
 fn layout_at(slot: usize) -> Option<Arc<Layout>> {
     TABLE.read().ok()?.as_ref()?.by_slot.get(slot).cloned()
 }

@@ -403,7 +403,7 @@ pub fn set_field(obj: &ObjectRef, layout: &Layout, name: &str, value: Any) -> Re
 /// Read the field `name` of `obj` (an instance of a test type, or of a
 /// type deriving from it).
 pub fn get_field(obj: &ObjectRef, name: &str) -> Result<Any, Error> {
-    let layout = instance::layout_of(obj.type_index())
+    let layout = instance::layout_of_instance(obj.type_index())
         .ok_or_else(|| Error::type_error(format!("not a test object (type index {})", obj.type_index())))?;
     let f = layout.field(name).ok_or_else(|| Error::runtime_error(format!("{} has no field {name}", layout.type_key)))?;
     // SAFETY: `obj` has this layout, so the field lies inside it.
