@@ -95,15 +95,17 @@ def test_set_class_device_makes_every_device_the_subclass():
     assert type(tether.device("cpu")) is old
 
 
-def test_object_repr_can_be_replaced_through_core():
-    # Apache TVM installs its printer this way (tvm.runtime._ffi_node_api).
+def test_assigned_object_repr_is_not_consulted():
+    # Apache TVM assigns a runtime-only fallback printer here
+    # (tvm.runtime._ffi_node_api) that raises on plain objects; tvm_ffi's
+    # Object.__repr__ never calls it, and neither does tether's.
     func = tether.get_global_func("testing.echo")
-    core.__object_repr__ = lambda obj: f"custom<{obj.type_key}>"
+    before = repr(func)
+    core.__object_repr__ = lambda obj: 1 + ""
     try:
-        assert repr(func) == "custom<ffi.Function>"
+        assert repr(func) == before
     finally:
         del core.__object_repr__
-    assert repr(func) != "custom<ffi.Function>"
 
 
 def test_core_lookup_helpers():

@@ -20,7 +20,7 @@ Rooms, bottom up (each imports only those above it in this list):
 * ``side_table`` — the post-collection sweep of headerless objects' entries.
 
 Higher modules register into this package (``_set_class_dtype``,
-``_WITH_APPEND_BACKTRACE``, ``__object_repr__``); nothing here imports them.
+``_WITH_APPEND_BACKTRACE``); nothing here imports them.
 """
 
 from __future__ import annotations

@@ -82,9 +82,10 @@ class Object(_ffi.CObject, metaclass=_ObjectMeta):
         sentinel = _SENTINEL_TEXT.get(h)
         if sentinel is not None:
             return sentinel
-        # A client may replace the printer by assigning ``core.__object_repr__``.
-        printer = _package.__dict__.get("__object_repr__", object_repr)
-        return printer(self)
+        # ``core.__object_repr__`` is not consulted: tvm_ffi 0.1.15 ignores it,
+        # and the fallback Apache TVM assigns there fails on plain objects
+        # (its IR nodes print through their own ``__repr__``).
+        return object_repr(self)
 
     def __move_handle_from__(self, other: "Object") -> None:
         """Take ``other``'s handle: ``self`` becomes the wrapper of its
