@@ -89,6 +89,31 @@ def test_python_blocks_for_globals_and_types(tmp_path, capsys):
     assert f.read_text() == before
 
 
+def test_runtime_package_option_names_tvm_ffi(tmp_path):
+    # Code built with the tvm_ffi CMake package is written for TVM-FFI: its
+    # generated stubs import the runtime as tvm_ffi, not as tether.
+    from tether.stub.python_generator import consts as PC
+    f = write(tmp_path / "api.py", f'''
+        {B} import-section
+        {E}
+
+        {B} global/testing
+        {E}
+        ''')
+    try:
+        assert cli.main(["--runtime-package", "tvm_ffi", str(f)]) == 0
+    finally:
+        PC.set_runtime_package(None)
+    text = f.read_text()
+    assert "from tvm_ffi import init_ffi_api as _FFI_INIT_FUNC" in text
+    assert "from tvm_ffi.testing import TestIntPair" in text
+    assert "tether" not in text
+    with pytest.raises(SystemExit):
+        cli.main(["--runtime-package", "numpy", str(f)])
+    with pytest.raises(ValueError, match="runtime package"):
+        PC.set_runtime_package("numpy")
+
+
 def test_prefix_directive_rolls_out_one_block_per_type(tmp_path):
     f = write(tmp_path / "tests_api.py", """
         # tvm-ffi-stubgen(prefix): tests

@@ -40,6 +40,7 @@ from .generator import generator_names, get_generator
 from .layout import classify, write_coverage_report
 from .lib_state import collect_global_funcs, collect_type_keys, object_info_from_type_key, toposort_objects
 from .utils import FuncInfo, InitConfig, Options
+from .python_generator.consts import set_runtime_package
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -404,6 +405,9 @@ def _parse_args(argv: Optional[Sequence[str]] = None) -> Options:
                              "target's source files (.py and .pyi for python, .rs for rust).")
     parser.add_argument("--target", type=str, default="python", choices=generator_names(),
                         help="Language of the generated code.")
+    parser.add_argument("--runtime-package", choices=("tether", "tvm_ffi"), default=None,
+                        help="Package the generated Python code imports the runtime from (default: tvm_ffi "
+                             "while tether serves as tvm_ffi, else tether).")
     parser.add_argument("--verbose", action="store_true", help="Print a diff of each file's changes.")
     parser.add_argument("--dry-run", action="store_true", help="Compute the changes but do not write files.")
     parser.add_argument("--check", action="store_true",
@@ -415,6 +419,7 @@ def _parse_args(argv: Optional[Sequence[str]] = None) -> Options:
                              "layout is reproducible from reflection (complete) or not (opaque), with the byte "
                              "evidence. Works without PATH.")
     args = parser.parse_args(argv)
+    set_runtime_package(args.runtime_package)
 
     init_values = (args.init_pypkg, args.init_lib, args.init_prefix)
     init_cfg: Optional[InitConfig] = None

@@ -22,8 +22,6 @@ from .utils import (
     render_object_methods,
 )
 
-#: Where the runtime helpers scaffolded files use are imported from.
-_RUNTIME = "tether"
 
 
 # --- scaffolding snippets (`--init`) ----------------------------------------
@@ -106,7 +104,7 @@ def generate_python_global_funcs(
     if not global_funcs:
         return
     prefix, import_from = code.param
-    imports.append(ImportItem(f"{import_from or _RUNTIME}.init_ffi_api", type_checking_only=False,
+    imports.append(ImportItem(f"{import_from or PC.runtime_package()}.init_ffi_api", type_checking_only=False,
                               alias="_FFI_INIT_FUNC"))
     imports.append(ImportItem("typing.TYPE_CHECKING", type_checking_only=False))
     names = {f.schema.name.rsplit(".", 1)[-1] for f in global_funcs}
@@ -225,12 +223,12 @@ def generate_python_ffi_api(
     if "import-section" not in kinds:
         out.append(_prompt_import_section(syntax))
     if is_root:
-        out.append(_prompt_import_object(f"{_RUNTIME}.libinfo.load_lib_module", "_FFI_LOAD_LIB", syntax))
+        out.append(_prompt_import_object(f"{PC.runtime_package()}.libinfo.load_lib_module", "_FFI_LOAD_LIB", syntax))
         out.append(f'LIB = _FFI_LOAD_LIB("{init_cfg.pkg}", "{init_cfg.shared_target}")\n')
     if "global" not in kinds:
         out.append(_prompt_globals(module_name, syntax))
     if object_infos:
-        out.append(_prompt_import_object(f"{_RUNTIME}.register_object", "_FFI_REG_OBJ", syntax))
+        out.append(_prompt_import_object(f"{PC.runtime_package()}.register_object", "_FFI_REG_OBJ", syntax))
     local = {ty_map.get(info.type_key, info.type_key) for info in object_infos if info.type_key}
     for info in object_infos:
         if info.type_key is None:

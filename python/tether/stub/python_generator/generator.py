@@ -30,8 +30,8 @@ class PythonGenerator:
     directive_kinds = frozenset({"import-object"})
 
     def default_ty_map(self) -> Dict[str, str]:
-        """A copy of :data:`.consts.TY_MAP_DEFAULTS`."""
-        return dict(PC.TY_MAP_DEFAULTS)
+        """A copy of :data:`.consts.TY_MAP_DEFAULTS`, in the runtime package's names."""
+        return {k: PC.in_runtime(v) for k, v in PC.TY_MAP_DEFAULTS.items()}
 
     def new_imports(self) -> PythonImports:
         """An empty collector."""

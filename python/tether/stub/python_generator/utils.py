@@ -37,7 +37,7 @@ class ImportItem:
         mod, _, name = full_name.rpartition(".")
         for prefix, python_module in C.MOD_MAP.items():
             if mod == prefix or mod.startswith(prefix + "."):
-                mod = python_module + mod[len(prefix):]
+                mod = C.in_runtime(python_module) + mod[len(prefix):]
                 break
         object.__setattr__(self, "mod", mod)
         object.__setattr__(self, "name", name)

@@ -202,11 +202,12 @@ function (tvm_ffi_configure_target target)
       )
     endif ()
     # tether's own module name: the stub generator runs whether or not the
-    # interpreter serves tether as tvm_ffi.
+    # interpreter serves tether as tvm_ffi; the code it writes imports
+    # tvm_ffi, as code built against this package is written for TVM-FFI.
     add_custom_command(
       TARGET ${target}
       POST_BUILD
-      COMMAND "${Python3_EXECUTABLE}" -m tether.stub.cli ${_stub_args}
+      COMMAND "${Python3_EXECUTABLE}" -m tether.stub.cli --runtime-package tvm_ffi ${_stub_args}
       COMMENT "Generating stubs for ${target} in ${_stub_dir}"
       VERBATIM
     )
