@@ -149,13 +149,32 @@ def _flags(py_field: Any) -> int:
 
 
 def _converter_of(py_field: Any, schema: Any) -> Any:
-    """The FFI Function each write goes through: the field's own
-    conversion (the decorator's field type) or its schema's."""
+    """The FFI Function each write goes through: the schema's converter
+    (tvm_ffi's acceptance rules; its message, as a TypeError, on refusal),
+    or the decorator's own field type when no schema describes the field."""
     from .function import convert
+    from .type_converter import _ConvertError
 
-    ty = getattr(py_field, "_field_type", None) or py_field._ty_schema
-    convert_value = ty.convert if hasattr(ty, "kind") and callable(getattr(ty, "convert", None)) \
-        else schema.convert_value
+    if not isinstance(py_field._ty_schema, type(schema)) and getattr(py_field, "_field_type", None) is not None:
+        return convert(py_field._field_type.convert)
+    if hasattr(py_field._ty_schema, "kind"):  # a field type handed over as the schema
+        return convert(py_field._ty_schema.convert)
+    built: list = []
+
+    def convert_value(value: Any) -> Any:
+        # Built on first use: the object types the schema names may still
+        # be waiting for their registration when the field is registered.
+        if not built:
+            built.append(schema._converter)
+        try:
+            return built[0].convert(value)
+        except _ConvertError as err:
+            raise TypeError(err.message) from None
+        except OverflowError:
+            # A value out of the field type's range is a refused value (a
+            # TypeError naming both), not an arithmetic failure.
+            raise TypeError(f"expected {schema!r}, got an int too large to convert to {schema!r}") from None
+
     return convert(convert_value)
 
 

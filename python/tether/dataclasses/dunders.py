@@ -68,7 +68,8 @@ def _make_init(cls: type, all_fields: list, ffi_init: Any, py_class_mode: bool) 
         try:
             return prop.convert(value)
         except TypeError as e:
-            raise TypeError(f"{type_key}.__ffi_init__() field '{name}':\n  {e}") from None
+            nested = str(e).replace("\n", "\n  ")
+            raise TypeError(f"{type_key}.__ffi_init__() field '{name}':\n  {nested}") from None
 
     # Per positional field: None when its conversion is the identity for
     # every value, else (exact types it leaves unchanged, field name).

@@ -120,3 +120,27 @@ fn only_object_types_can_be_parents() {
     assert!(e.message().contains("not an object type"), "{}", e.message());
     assert!(alloc_type("", OBJECT).is_err());
 }
+
+#[test]
+fn writes_go_through_the_converter_and_nested_errors_are_indented() -> Result<(), Error> {
+    let index = alloc_type("test.pcf.Converted", OBJECT)?;
+    // A converter that doubles ints and refuses the rest with a two-line message.
+    let converter = Function::from_closure(|args| {
+        let v: i64 = args[0].get().map_err(|_| Error::type_error("expected int\n  because the field is int"))?;
+        Ok(Any::from(v * 2))
+    })?;
+    let mut items: Vec<Any> =
+        Array::from_object(record("x", 1, 8, 8, 24).get::<ObjectRef>()?)?.iter().cloned().collect();
+    items[8] = Any::from_object(converter.into_object());
+    register_fields(index, &records(vec![Any::from_object(Array::new(items)?.into_object())]), 32, 0)?;
+    let init = attr(index, "__ffi_init__");
+    let made = init.call(&[Any::from(21i64)])?.get::<ObjectRef>()?;
+    let field = type_registry::find_field(index, "x").unwrap();
+    assert_eq!(tether_core::dataclass::get_field(&made, field)?.get::<i64>()?, 42);
+    let e = init.call(&[Any::string("no")?]).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "test.pcf.Converted.__ffi_init__() field 'x':\n  expected int\n    because the field is int"
+    );
+    Ok(())
+}

@@ -133,7 +133,7 @@ impl Plan {
         result.map_err(|e| {
             Error::new(
                 e.kind(),
-                format!("{}.__ffi_init__() {what} '{}':\n  {}", self.type_key, self.fields[i].name, e.message()),
+                format!("{}.__ffi_init__() {what} '{}':\n  {}", self.type_key, self.fields[i].name, nested(e.message())),
             )
         })
     }
@@ -149,7 +149,12 @@ impl Plan {
             factory.call(&[]).map_err(|e| {
                 Error::new(
                     e.kind(),
-                    format!("{}.__ffi_init__() default for field '{}':\n  {}", self.type_key, self.fields[i].name, e.message()),
+                    format!(
+                        "{}.__ffi_init__() default for field '{}':\n  {}",
+                        self.type_key,
+                        self.fields[i].name,
+                        nested(e.message())
+                    ),
                 )
             })?
         } else {
@@ -288,4 +293,10 @@ pub(crate) fn globals() -> Vec<(&'static str, Result<Function, Error>)> {
         ),
         ("ffi.GetKwargsObject", Function::from_closure(|_| Ok(Any::from_object(kwargs_object()?)))),
     ]
+}
+
+/// A setter's message nested under the constructor's: every further line
+/// indented two more spaces, as upstream's auto-init reports it.
+fn nested(message: &str) -> String {
+    message.replace('\n', "\n  ")
 }
