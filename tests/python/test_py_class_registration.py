@@ -236,3 +236,30 @@ def test_init_false_class_keeps_a_raw_ffi_init():
     value = dc.Object.__new__(Raw)
     Raw.__ffi_init__(value, self=7)
     assert value.self == 7
+
+
+def test_field_errors_nest_under_the_constructor_with_indented_lines():
+    cls, info = _allocate("ShapeField")
+    _finish(cls, info, [Field(name="shape", _ty_schema=TypeSchema("ffi.Shape"))])
+    with pytest.raises(TypeError) as err:
+        cls(shape=[1, "x"])
+    message = str(err.value)
+    assert ".__ffi_init__() field 'shape':\n  expected ffi.Shape, got ffi.Array\n    __ffi_convert__ failed:\n" in message
+
+
+def test_an_int_beyond_a_float_field_is_a_type_error():
+    @dc.py_class(_key("FloatField"))
+    class Box(dc.Object):
+        x: float = 0.0
+
+    assert Box(2**70).x == float(2**70)
+    box = Box(1.0)
+    with pytest.raises(TypeError, match="expected float, got an int too large to convert to float"):
+        box.x = 10**400
+    assert box.x == 1.0
+
+
+def test_one_missing_sentinel():
+    assert dc.field().default is core.MISSING
+    assert Field().default_factory is core.MISSING
+    assert not Field().has_default()

@@ -67,12 +67,6 @@ class Field:
                  metadata: Optional[Mapping[str, Any]] = None, structural_eq: Optional[str] = None,
                  doc: Optional[str] = None, converter: Callable[[Any], Any] = _field_converter,
                  **extra_kwargs: Any) -> None:
-        # The core's "no value" object (``tvm_ffi.core.MISSING``) means no
-        # default as well.
-        from ..core.sentinels import MISSING as core_missing
-
-        default = MISSING if default is core_missing else default
-        default_factory = MISSING if default_factory is core_missing else default_factory
         if default_factory is not MISSING:
             if default is not MISSING:
                 raise ValueError("cannot specify both default and default_factory")

@@ -1,27 +1,10 @@
-"""The ``MISSING`` sentinel: "no value given" for defaults and signatures."""
+"""The ``MISSING`` sentinel: "no value given" for defaults and signatures.
+
+It is the core's own "no value" object (``tvm_ffi.core.MISSING``, which
+prints as ``<MISSING>``), so a field's default, a signature's default and
+a value crossing into ``__ffi_init__`` all use one sentinel, as TVM-FFI's.
+"""
+
+from ..core.sentinels import MISSING
 
 __all__ = ["MISSING"]
-
-
-class _MissingType:
-    """The type of :data:`MISSING` (one instance; prints as ``<MISSING>``, as TVM-FFI's)."""
-
-    __slots__ = ()
-    _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "<MISSING>"
-
-    def __bool__(self) -> bool:
-        return False
-
-    def __reduce__(self):
-        return (_MissingType, ())
-
-
-MISSING = _MissingType()
