@@ -28,7 +28,7 @@
 
 use std::collections::HashMap;
 
-use crate::abi::{field_flag, type_index as ti, TVMFFITypeInfo};
+use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
 use crate::any::{Any, AnyView};
 use crate::containers::{Array, List, Shape};
 use crate::tensor::Tensor;
@@ -84,6 +84,33 @@ fn is_bytes(index: i32) -> bool {
     matches!(index, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes)
 }
 
+/// The result for a pair decided without descending: different types,
+/// PODs, strings and bytes (None for other objects of one type).
+#[inline]
+fn leaf_equal(lhs: &Any, rhs: &Any) -> Option<bool> {
+    let (li, ri) = (lhs.type_index(), rhs.type_index());
+    if li != ri {
+        if (is_str(li) && is_str(ri)) || (is_bytes(li) && is_bytes(ri)) {
+            return Some(lhs.view().str_bytes() == rhs.view().str_bytes());
+        }
+        return Some(false);
+    }
+    if !super::is_object_index(li) {
+        let (l, r) = (lhs.as_raw(), rhs.as_raw());
+        // SAFETY: POD payloads are 8 plain bytes.
+        unsafe {
+            if li == ti::kTVMFFIFloat && l.value.v_float64.is_nan() {
+                return Some(r.value.v_float64.is_nan());
+            }
+            return Some(l.small_str_len == r.small_str_len && l.value.v_int64 == r.value.v_int64);
+        }
+    }
+    if matches!(li, ti::kTVMFFIStr | ti::kTVMFFIBytes) {
+        return Some(lhs.view().str_bytes() == rhs.view().str_bytes());
+    }
+    None
+}
+
 impl Equal {
     fn new(map_free_vars: bool, skip_tensor_content: bool, trace: bool) -> Equal {
         Equal {
@@ -105,92 +132,338 @@ impl Equal {
         Ok(())
     }
 
+    /// Compare on an explicit stack of frames (one per open pair of
+    /// containers or objects), so nesting depth costs heap memory, not
+    /// native stack. Only an `__s_equal__` hook nests a comparison natively
+    /// (through its callback), on a segment of this thread's stack.
     fn compare_any(&mut self, lhs: &Any, rhs: &Any) -> Result<bool, Error> {
-        let (li, ri) = (lhs.type_index(), rhs.type_index());
-        if li != ri {
-            if (is_str(li) && is_str(ri)) || (is_bytes(li) && is_bytes(ri)) {
-                return Ok(lhs.view().str_bytes() == rhs.view().str_bytes());
-            }
-            return Ok(false);
-        }
-        if !super::is_object_index(li) {
-            let (l, r) = (lhs.as_raw(), rhs.as_raw());
-            // SAFETY: POD payloads are 8 plain bytes.
-            unsafe {
-                if li == ti::kTVMFFIFloat && l.value.v_float64.is_nan() {
-                    return Ok(r.value.v_float64.is_nan());
-                }
-                return Ok(l.small_str_len == r.small_str_len && l.value.v_int64 == r.value.v_int64);
+        let mut stack: Vec<Frame> = Vec::new();
+        let r = self.run(lhs, rhs, &mut stack);
+        if r.is_err() {
+            // Leave every open frame so a hook that catches the error keeps
+            // a consistent comparison.
+            while let Some(frame) = stack.pop() {
+                self.restore(&frame);
+                self.leave(&frame);
             }
         }
+        r
+    }
+
+    fn run(&mut self, lhs: &Any, rhs: &Any, stack: &mut Vec<Frame>) -> Result<bool, Error> {
+        let mut done = match self.start(lhs, rhs)? {
+            Started::Decided(ok) => return Ok(ok),
+            Started::Open(frame) => {
+                stack.push(frame);
+                None
+            }
+        };
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.expect("the root's result"));
+            };
+            let decided = match done.take() {
+                Some(ok) => self.accept(top, ok)?,
+                None => None,
+            };
+            let decided = match decided {
+                Some(ok) => Some(ok),
+                None => match self.next_pair(top)? {
+                    Next::Pair(l, r) => {
+                        match self.start(&l, &r)? {
+                            Started::Decided(ok) => done = Some(ok),
+                            Started::Open(frame) => stack.push(frame),
+                        }
+                        None
+                    }
+                    Next::Decided(ok) => Some(ok),
+                },
+            };
+            if let Some(ok) = decided {
+                let frame = stack.pop().expect("the frame read above");
+                done = Some(self.finish(frame, ok));
+            }
+        }
+    }
+
+    /// Decide a pair that opens no frame, or open its frame (entering both
+    /// sides on their paths when they can close a cycle).
+    fn start(&mut self, lhs: &Any, rhs: &Any) -> Result<Started, Error> {
+        if let Some(ok) = leaf_equal(lhs, rhs) {
+            return Ok(Started::Decided(ok));
+        }
+        let li = lhs.type_index();
         let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
-        if can_close_cycle(li) {
+        let cycle = if can_close_cycle(li) {
             let (la, ra) = (lo.as_ptr() as usize, ro.as_ptr() as usize);
             match (self.lhs_path.back_reference(la), self.rhs_path.back_reference(ra)) {
                 (None, None) => {}
-                (l, r) => return Ok(l == r),
+                (l, r) => return Ok(Started::Decided(l == r)),
             }
             self.lhs_path.enter(la);
             self.rhs_path.enter(ra);
-            let r = self.compare_objects(li, lhs, rhs, lo, ro);
-            self.lhs_path.leave(la);
-            self.rhs_path.leave(ra);
-            return r;
+            Some((la, ra))
+        } else {
+            None
+        };
+        let task = self.open(li, lhs, rhs, lo, ro);
+        let frame = Frame { task: match task {
+            Ok(t) => t,
+            Err(e) => {
+                self.leave_cycle(cycle);
+                return Err(e);
+            }
+        }, cycle };
+        if let Task::Decided(ok) = frame.task {
+            return Ok(Started::Decided(self.finish(frame, ok)));
         }
-        self.compare_objects(li, lhs, rhs, lo, ro)
+        Ok(Started::Open(frame))
     }
 
-    /// Compare two objects of type index `li`, both entered when they can
-    /// close a cycle.
-    fn compare_objects(&mut self, li: i32, lhs: &Any, rhs: &Any, lo: ObjectRef, ro: ObjectRef) -> Result<bool, Error> {
-        match li {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(lhs.view().str_bytes() == rhs.view().str_bytes()),
+    /// The task of comparing two objects of type index `li`.
+    fn open(&mut self, li: i32, lhs: &Any, rhs: &Any, lo: ObjectRef, ro: ObjectRef) -> Result<Task, Error> {
+        Ok(match li {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes => Task::Decided(lhs.view().str_bytes() == rhs.view().str_bytes()),
             ti::kTVMFFIBigInt => {
                 let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
-                Ok(words(lhs)? == words(rhs)?)
+                Task::Decided(words(lhs)? == words(rhs)?)
             }
             ti::kTVMFFIArray => {
                 let (a, b) = (Array::from_object(lo)?, Array::from_object(ro)?);
-                deep_stack::guarded(|| self.compare_sequence(a.iter().cloned().collect(), b.iter().cloned().collect()))
+                self.open_sequence(a.iter().cloned().collect(), b.iter().cloned().collect())
             }
             ti::kTVMFFIList => {
                 let (a, b) = (List::from_object(lo)?, List::from_object(ro)?);
-                deep_stack::guarded(|| self.compare_sequence(a.to_vec(), b.to_vec()))
+                self.open_sequence(a.to_vec(), b.to_vec())
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let (a, b) = (MapLike::from_object(lo)?, MapLike::from_object(ro)?);
-                deep_stack::guarded(|| self.compare_map(&a, &b))
+                if a.len() != b.len() && !self.trace {
+                    Task::Decided(false)
+                } else {
+                    Task::Map { items: a.items(), a, b, next: 0, keys: None }
+                }
             }
-            ti::kTVMFFITensor if lo.same_as(&ro) => Ok(true),
-            ti::kTVMFFITensor => self.compare_tensor(&Tensor::from_object(lo)?, &Tensor::from_object(ro)?),
-            ti::kTVMFFIShape => Ok(Shape::from_object(lo)?.dims() == Shape::from_object(ro)?.dims()),
-            _ => deep_stack::guarded(|| self.compare_object(lo, ro)),
+            ti::kTVMFFITensor if lo.same_as(&ro) => Task::Decided(true),
+            ti::kTVMFFITensor => Task::Decided(self.compare_tensor(&Tensor::from_object(lo)?, &Tensor::from_object(ro)?)?),
+            ti::kTVMFFIShape => Task::Decided(Shape::from_object(lo)?.dims() == Shape::from_object(ro)?.dims()),
+            _ => self.open_object(lo, ro)?,
+        })
+    }
+
+    fn open_sequence(&self, a: Vec<Any>, b: Vec<Any>) -> Task {
+        if a.len() != b.len() && !self.trace {
+            return Task::Decided(false);
+        }
+        Task::Sequence { a, b, next: 0 }
+    }
+
+    fn open_object(&mut self, lhs: ObjectRef, rhs: ObjectRef) -> Result<Task, Error> {
+        let info = super::type_info_of(&lhs)?;
+        let k = super::structural_kind(info)?;
+        if k == kind::UNIQUE_INSTANCE {
+            return Ok(Task::Decided(lhs.same_as(&rhs)));
+        }
+        if k == kind::CONST_TREE_NODE && lhs.same_as(&rhs) {
+            return Ok(Task::Decided(true));
+        }
+        if k == kind::DAG_NODE || k == kind::FREE_VAR {
+            if let Some((_, bound)) = self.lhs_to_rhs.get(&(lhs.as_ptr() as usize)) {
+                return Ok(Task::Decided(bound.same_as(&rhs)));
+            }
+            if self.rhs_to_lhs.contains_key(&(rhs.as_ptr() as usize)) {
+                return Ok(Task::Decided(false));
+            }
+        }
+        // A free variable's own fields sit outside a simple def region.
+        let object_region = self.region;
+        if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
+            self.region = def_region::NONE;
+        }
+        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_equal__") {
+            let ok = deep_stack::guarded(|| self.compare_with_hook(&lhs, &rhs, hook));
+            self.region = object_region;
+            return Ok(Task::Decided(self.finish_object(&lhs, &rhs, k, ok?)));
+        }
+        let fields = type_registry::all_fields(info.type_index)
+            .into_iter()
+            .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
+            .collect();
+        Ok(Task::Fields { lhs, rhs, kind: k, fields, next: 0, object_region, field_region: None })
+    }
+
+    fn compare_with_hook(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, hook: Any) -> Result<bool, Error> {
+        let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
+        let (l, r) = (Any::from_object(lhs.clone()), Any::from_object(rhs.clone()));
+        super::hook_callback::with_scoped_callback(self, hook_callback_body, |cb| {
+            hook.call(&[l, r, Any::from_object(cb.as_object().clone())])?.get::<bool>()
+        })
+    }
+
+    /// The next pair of children of `frame`, or its result when it is
+    /// decided without one (all children equal, or a missing map key).
+    fn next_pair(&mut self, frame: &mut Frame) -> Result<Next, Error> {
+        match &mut frame.task {
+            Task::Decided(ok) => Ok(Next::Decided(*ok)),
+            Task::Sequence { a, b, next } => {
+                // Leaves are decided here, without a round through the
+                // driver: long sequences of PODs and strings stay cheap.
+                let n = a.len().min(b.len());
+                while *next < n {
+                    let i = *next;
+                    *next += 1;
+                    match leaf_equal(&a[i], &b[i]) {
+                        Some(true) => {}
+                        Some(false) => {
+                            if self.trace {
+                                self.push_steps(AccessStep::array_item(i as i64), AccessStep::array_item(i as i64))?;
+                            }
+                            return Ok(Next::Decided(false));
+                        }
+                        None => return Ok(Next::Pair(a[i].clone(), b[i].clone())),
+                    }
+                }
+                if a.len() == b.len() {
+                    return Ok(Next::Decided(true));
+                }
+                // Lengths differ (only reached when tracing).
+                if a.len() > b.len() {
+                    let n = b.len() as i64;
+                    self.push_steps(AccessStep::array_item(n), AccessStep::array_item_missing(n))?;
+                } else {
+                    let n = a.len() as i64;
+                    self.push_steps(AccessStep::array_item_missing(n), AccessStep::array_item(n))?;
+                }
+                Ok(Next::Decided(false))
+            }
+            Task::Map { items, a, b, next, keys } => {
+                while let Some((k, v)) = items.get(*next) {
+                    *next += 1;
+                    let rk = self.map_through(k, true);
+                    let Some(rv) = b.get(&rk) else {
+                        if self.trace {
+                            self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item_missing(rk))?;
+                        }
+                        return Ok(Next::Decided(false));
+                    };
+                    // Leaf values are decided here, as for sequences.
+                    match leaf_equal(v, &rv) {
+                        Some(true) => {}
+                        Some(false) => {
+                            if self.trace {
+                                self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item(rk))?;
+                            }
+                            return Ok(Next::Decided(false));
+                        }
+                        None => {
+                            *keys = Some((k.clone(), rk));
+                            return Ok(Next::Pair(v.clone(), rv));
+                        }
+                    }
+                }
+                if a.len() == b.len() {
+                    return Ok(Next::Decided(true));
+                }
+                for (k, _) in b.items().iter() {
+                    let lk = self.map_through(k, false);
+                    if a.get(&lk).is_none() {
+                        if self.trace {
+                            self.push_steps(AccessStep::map_item_missing(lk), AccessStep::map_item(k.clone()))?;
+                        }
+                        break;
+                    }
+                }
+                Ok(Next::Decided(false))
+            }
+            Task::Fields { lhs, rhs, fields, next, field_region, .. } => {
+                let Some(field) = fields.get(*next) else { return Ok(Next::Decided(true)) };
+                *next += 1;
+                let (lv, rv) = (super::read_field(lhs, field)?, super::read_field(rhs, field)?);
+                if let Some(region) = super::region_for_field(field.flags, self.region) {
+                    *field_region = Some(std::mem::replace(&mut self.region, region));
+                }
+                Ok(Next::Pair(lv, rv))
+            }
         }
     }
 
-    fn compare_sequence(&mut self, a: Vec<Any>, b: Vec<Any>) -> Result<bool, Error> {
-        if a.len() != b.len() && !self.trace {
-            return Ok(false);
-        }
-        for (i, (x, y)) in a.iter().zip(&b).enumerate() {
-            if !self.compare_any(x, y)? {
-                if self.trace {
-                    self.push_steps(AccessStep::array_item(i as i64), AccessStep::array_item(i as i64))?;
+    /// Take a child pair's result into `frame`: Some(false) when that
+    /// decides the frame (with the step to the difference when tracing).
+    fn accept(&mut self, frame: &mut Frame, ok: bool) -> Result<Option<bool>, Error> {
+        match &mut frame.task {
+            Task::Decided(_) => {}
+            Task::Sequence { next, .. } => {
+                if !ok && self.trace {
+                    let i = (*next - 1) as i64;
+                    self.push_steps(AccessStep::array_item(i), AccessStep::array_item(i))?;
                 }
-                return Ok(false);
+            }
+            Task::Map { keys, .. } => {
+                let (k, rk) = keys.take().expect("the keys of the pair compared");
+                if !ok && self.trace {
+                    self.push_steps(AccessStep::map_item(k), AccessStep::map_item(rk))?;
+                }
+            }
+            Task::Fields { fields, next, field_region, .. } => {
+                if let Some(saved) = field_region.take() {
+                    self.region = saved;
+                }
+                if !ok && self.trace {
+                    let name = super::field_name(fields[*next - 1]);
+                    self.push_steps(AccessStep::attr(&name), AccessStep::attr(&name))?;
+                }
             }
         }
-        if a.len() == b.len() {
-            return Ok(true);
+        Ok((!ok).then_some(false))
+    }
+
+    /// The result of a decided frame (an object's kind has the last word);
+    /// leaves it.
+    fn finish(&mut self, frame: Frame, ok: bool) -> bool {
+        self.restore(&frame);
+        let ok = match &frame.task {
+            Task::Fields { lhs, rhs, kind: k, .. } => self.finish_object(lhs, rhs, *k, ok),
+            _ => ok,
+        };
+        self.leave(&frame);
+        ok
+    }
+
+    /// Put back the def region a frame changed.
+    fn restore(&mut self, frame: &Frame) {
+        if let Task::Fields { object_region, .. } = frame.task {
+            self.region = object_region;
         }
-        if a.len() > b.len() {
-            let n = b.len() as i64;
-            self.push_steps(AccessStep::array_item(n), AccessStep::array_item_missing(n))?;
-        } else {
-            let n = a.len() as i64;
-            self.push_steps(AccessStep::array_item_missing(n), AccessStep::array_item(n))?;
+    }
+
+    fn leave(&mut self, frame: &Frame) {
+        self.leave_cycle(frame.cycle);
+    }
+
+    fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
+        if let Some((la, ra)) = cycle {
+            self.lhs_path.leave(la);
+            self.rhs_path.leave(ra);
         }
-        Ok(false)
+    }
+
+    /// An object pair's result from its fields' result `ok` and its
+    /// structural kind (binding DAG nodes and free variables).
+    fn finish_object(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, k: i32, ok: bool) -> bool {
+        if k != kind::FREE_VAR {
+            if ok && k == kind::DAG_NODE {
+                self.bind(lhs, rhs);
+            }
+            return ok;
+        }
+        if !ok {
+            return false;
+        }
+        if lhs.same_as(rhs) || self.region != def_region::NONE {
+            self.bind(lhs, rhs);
+            return true;
+        }
+        false
     }
 
     fn map_through(&self, key: &Any, binding: bool) -> Any {
@@ -199,40 +472,6 @@ impl Equal {
             Some((_, other)) => Any::from_object(other.clone()),
             None => key.clone(),
         }
-    }
-
-    fn compare_map(&mut self, a: &MapLike, b: &MapLike) -> Result<bool, Error> {
-        if a.len() != b.len() && !self.trace {
-            return Ok(false);
-        }
-        for (k, v) in a.items().iter() {
-            let rk = self.map_through(k, true);
-            let Some(rv) = b.get(&rk) else {
-                if self.trace {
-                    self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item_missing(rk))?;
-                }
-                return Ok(false);
-            };
-            if !self.compare_any(v, &rv)? {
-                if self.trace {
-                    self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item(rk))?;
-                }
-                return Ok(false);
-            }
-        }
-        if a.len() == b.len() {
-            return Ok(true);
-        }
-        for (k, _) in b.items().iter() {
-            let lk = self.map_through(k, false);
-            if a.get(&lk).is_none() {
-                if self.trace {
-                    self.push_steps(AccessStep::map_item_missing(lk), AccessStep::map_item(k.clone()))?;
-                }
-                return Ok(false);
-            }
-        }
-        Ok(false)
     }
 
     /// Same shape and dtype, then (unless skipped) the same bytes.
@@ -251,80 +490,44 @@ impl Equal {
         self.lhs_to_rhs.insert(lhs.as_ptr() as usize, (lhs.clone(), rhs.clone()));
         self.rhs_to_lhs.insert(rhs.as_ptr() as usize, (rhs.clone(), lhs.clone()));
     }
+}
 
-    fn compare_object(&mut self, lhs: ObjectRef, rhs: ObjectRef) -> Result<bool, Error> {
-        let info = super::type_info_of(&lhs)?;
-        let k = super::structural_kind(info)?;
-        if k == kind::UNIQUE_INSTANCE {
-            return Ok(lhs.same_as(&rhs));
-        }
-        if k == kind::CONST_TREE_NODE && lhs.same_as(&rhs) {
-            return Ok(true);
-        }
-        if k == kind::DAG_NODE || k == kind::FREE_VAR {
-            if let Some((_, bound)) = self.lhs_to_rhs.get(&(lhs.as_ptr() as usize)) {
-                return Ok(bound.same_as(&rhs));
-            }
-            if self.rhs_to_lhs.contains_key(&(rhs.as_ptr() as usize)) {
-                return Ok(false);
-            }
-        }
-        if k != kind::FREE_VAR {
-            let ok = self.compare_fields(&lhs, &rhs, info)?;
-            if ok && k == kind::DAG_NODE {
-                self.bind(&lhs, &rhs);
-            }
-            return Ok(ok);
-        }
-        // A free variable's own fields sit outside a simple def region.
-        let saved = self.region;
-        if self.region == def_region::SIMPLE {
-            self.region = def_region::NONE;
-        }
-        let ok = self.compare_fields(&lhs, &rhs, info);
-        self.region = saved;
-        if !ok? {
-            return Ok(false);
-        }
-        if lhs.same_as(&rhs) || self.region != def_region::NONE {
-            self.bind(&lhs, &rhs);
-            return Ok(true);
-        }
-        Ok(false)
-    }
+/// What starting a pair gave: its result, or a frame to work through.
+enum Started {
+    Decided(bool),
+    Open(Frame),
+}
 
-    fn compare_fields(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, info: &TVMFFITypeInfo) -> Result<bool, Error> {
-        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_equal__") {
-            let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
-            let (l, r) = (Any::from_object(lhs.clone()), Any::from_object(rhs.clone()));
-            return super::hook_callback::with_scoped_callback(self, hook_callback_body, |cb| {
-                hook.call(&[l, r, Any::from_object(cb.as_object().clone())])?.get::<bool>()
-            });
-        }
-        for field in type_registry::all_fields(info.type_index) {
-            if field.flags & field_flag::kSEqHashIgnore != 0 {
-                continue;
-            }
-            let (lv, rv) = (super::read_field(lhs, field)?, super::read_field(rhs, field)?);
-            let ok = match super::region_for_field(field.flags, self.region) {
-                Some(region) => {
-                    let saved = std::mem::replace(&mut self.region, region);
-                    let r = self.compare_any(&lv, &rv);
-                    self.region = saved;
-                    r?
-                }
-                None => self.compare_any(&lv, &rv)?,
-            };
-            if !ok {
-                if self.trace {
-                    let name = super::field_name(field);
-                    self.push_steps(AccessStep::attr(&name), AccessStep::attr(&name))?;
-                }
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    }
+/// What a frame asks for next.
+enum Next {
+    Pair(Any, Any),
+    Decided(bool),
+}
+
+/// The work left on one open pair.
+enum Task {
+    Decided(bool),
+    Sequence { a: Vec<Any>, b: Vec<Any>, next: usize },
+    /// `keys` are the (lhs, mapped) keys of the values being compared.
+    Map { items: Vec<(Any, Any)>, a: MapLike, b: MapLike, next: usize, keys: Option<(Any, Any)> },
+    /// Reflected fields; `object_region` is the region the pair was met
+    /// in, `field_region` the one to restore after the current field.
+    Fields {
+        lhs: ObjectRef,
+        rhs: ObjectRef,
+        kind: i32,
+        fields: Vec<&'static TVMFFIFieldInfo>,
+        next: usize,
+        object_region: i32,
+        field_region: Option<i32>,
+    },
+}
+
+struct Frame {
+    task: Task,
+    /// The (lhs, rhs) addresses entered on the paths, when they can close
+    /// a cycle.
+    cycle: Option<(usize, usize)>,
 }
 
 /// `callback(lhs, rhs, def_region_kind, field_name) -> bool` for hooks.

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use crate::abi::{field_flag, type_index as ti, TVMFFITypeInfo};
+use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
 use crate::any::{Any, AnyView};
 use crate::containers::{Array, List, Shape};
 use crate::tensor::Tensor;
@@ -89,6 +89,13 @@ fn pod_hash(value: &Any) -> u64 {
     hash_combine(raw.type_index as u64, bits)
 }
 
+/// The hash of a value hashed without descending (PODs, strings, bytes).
+#[inline]
+fn leaf_hash(value: &Any) -> Option<u64> {
+    let index = value.type_index();
+    (!super::is_object_index(index) || matches!(index, ti::kTVMFFIStr | ti::kTVMFFIBytes)).then(|| pod_hash(value))
+}
+
 impl Hasher {
     fn new(map_free_vars: bool, skip_tensor_content: bool) -> Hasher {
         Hasher {
@@ -108,66 +115,272 @@ impl Hasher {
         self.shallowest_reference >= depth
     }
 
-    fn hash_any(&mut self, value: &Any) -> Result<u64, Error> {
-        let index = value.type_index();
-        if !super::is_object_index(index) {
-            return Ok(pod_hash(value));
+    /// Hash `root` on an explicit stack of frames (one per open container
+    /// or object), so nesting depth costs heap memory, not native stack.
+    /// Only a type's `__s_hash__` hook nests a hash natively (through its
+    /// callback), on a segment of this thread's stack ([`deep_stack`]).
+    fn hash_any(&mut self, root: &Any) -> Result<u64, Error> {
+        let mut stack: Vec<Frame> = Vec::new();
+        let r = self.run(root, &mut stack);
+        if r.is_err() {
+            // Leave every open frame so a hook that catches the error keeps
+            // a consistent hasher.
+            while let Some(frame) = stack.pop() {
+                self.abandon(frame);
+            }
         }
-        let obj = value.as_object().expect("object index");
-        if !can_close_cycle(index) {
-            return self.hash_object_value(index, value, obj);
-        }
-        let addr = obj.as_ptr() as usize;
-        if let Some(up) = self.path.back_reference(addr) {
-            let target = self.path.depth() - up;
-            self.shallowest_reference = self.shallowest_reference.min(target);
-            return Ok(hash_combine(BACK_REFERENCE_SEED, up as u64));
-        }
-        let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
-        self.path.enter(addr);
-        let r = self.hash_object_value(index, value, obj);
-        self.path.leave(addr);
-        self.shallowest_reference = self.shallowest_reference.min(outer);
         r
     }
 
-    /// Hash an object value of type `index` (entered when it can close a
-    /// cycle).
-    fn hash_object_value(&mut self, index: i32, value: &Any, obj: ObjectRef) -> Result<u64, Error> {
-        match index {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes => Ok(pod_hash(value)),
-            ti::kTVMFFIBigInt => big_int_hash(value),
+    fn run(&mut self, root: &Any, stack: &mut Vec<Frame>) -> Result<u64, Error> {
+        let mut done = match self.start(root)? {
+            Started::Hashed(h) => return Ok(h),
+            Started::Open(frame) => {
+                stack.push(frame);
+                None
+            }
+        };
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.expect("the root's hash"));
+            };
+            if let Some(h) = done.take() {
+                self.accept(top, h);
+            }
+            match self.next_child(top)? {
+                Some(child) => match self.start(&child)? {
+                    Started::Hashed(h) => done = Some(h),
+                    Started::Open(frame) => stack.push(frame),
+                },
+                None => {
+                    let frame = stack.pop().expect("the frame read above");
+                    done = Some(self.finish(frame)?);
+                }
+            }
+        }
+    }
+
+    /// Hash a value that opens no frame, or open its frame (entering it on
+    /// the path when it can close a cycle).
+    fn start(&mut self, value: &Any) -> Result<Started, Error> {
+        if let Some(h) = leaf_hash(value) {
+            return Ok(Started::Hashed(h));
+        }
+        let index = value.type_index();
+        let obj = value.as_object().expect("object index");
+        let cycle = if can_close_cycle(index) {
+            let addr = obj.as_ptr() as usize;
+            if let Some(up) = self.path.back_reference(addr) {
+                let target = self.path.depth() - up;
+                self.shallowest_reference = self.shallowest_reference.min(target);
+                return Ok(Started::Hashed(hash_combine(BACK_REFERENCE_SEED, up as u64)));
+            }
+            let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
+            self.path.enter(addr);
+            Some((addr, outer))
+        } else {
+            None
+        };
+        let task = match self.open(index, value, obj) {
+            Ok(task) => task,
+            Err(e) => {
+                self.leave(cycle);
+                return Err(e);
+            }
+        };
+        match task {
+            Task::Hashed(h) => {
+                self.leave(cycle);
+                Ok(Started::Hashed(h))
+            }
+            task => Ok(Started::Open(Frame { task, cycle })),
+        }
+    }
+
+    fn leave(&mut self, cycle: Option<(usize, usize)>) {
+        if let Some((addr, outer)) = cycle {
+            self.path.leave(addr);
+            self.shallowest_reference = self.shallowest_reference.min(outer);
+        }
+    }
+
+    /// The task of hashing an object value of type `index` (entered when
+    /// it can close a cycle): its hash when there is nothing to descend.
+    fn open(&mut self, index: i32, value: &Any, obj: ObjectRef) -> Result<Task, Error> {
+        Ok(match index {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes => Task::Hashed(pod_hash(value)),
+            ti::kTVMFFIBigInt => Task::Hashed(big_int_hash(value)?),
             ti::kTVMFFIArray => {
                 let items: Vec<Any> = Array::from_object(obj)?.iter().cloned().collect();
-                deep_stack::guarded(|| self.hash_sequence(index, &items))
+                let h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
+                Task::Sequence { items, next: 0, h }
             }
             ti::kTVMFFIList => {
                 let items = List::from_object(obj)?.to_vec();
-                deep_stack::guarded(|| self.hash_sequence(index, &items))
+                let h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
+                Task::Sequence { items, next: 0, h }
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let map = MapLike::from_object(obj)?;
-                deep_stack::guarded(|| self.hash_map(index, &map))
+                let h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
+                let mut items: Vec<(u64, Any)> =
+                    map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
+                items.sort_by_key(|(kh, _)| *kh);
+                Task::Map { items, next: 0, h }
             }
-            ti::kTVMFFITensor => self.hash_tensor(&Tensor::from_object(obj)?),
+            ti::kTVMFFITensor => Task::Hashed(self.hash_tensor(&Tensor::from_object(obj)?)?),
             ti::kTVMFFIShape => {
                 let shape = Shape::from_object(obj)?;
                 let mut h = hash_combine(super::type_index_key_hash(index), shape.dims().len() as u64);
                 for d in shape.dims() {
                     h = hash_combine(h, *d as u64);
                 }
-                Ok(h)
+                Task::Hashed(h)
             }
-            _ => deep_stack::guarded(|| self.hash_object(obj)),
+            _ => self.open_object(obj)?,
+        })
+    }
+
+    fn open_object(&mut self, obj: ObjectRef) -> Result<Task, Error> {
+        let info = super::type_info_of(&obj)?;
+        let k = super::structural_kind(info)?;
+        let addr = obj.as_ptr() as usize;
+        if let Some((_, h)) = self.memo.get(&addr) {
+            return Ok(Task::Hashed(*h));
+        }
+        let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
+        // A free variable's own fields sit outside a simple def region; the
+        // fields are hashed even when the result is not used: free
+        // variables met inside them advance the counter.
+        let object_region = self.region;
+        if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
+            self.region = def_region::NONE;
+        }
+        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_hash__") {
+            let fields = deep_stack::guarded(|| self.hash_with_hook(&obj, hook, key_hash));
+            self.region = object_region;
+            let h = self.finish_object(obj, k, fields?);
+            return Ok(Task::Hashed(h));
+        }
+        let fields = type_registry::all_fields(info.type_index)
+            .into_iter()
+            .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
+            .collect();
+        Ok(Task::Fields { obj, kind: k, fields, next: 0, h: key_hash, object_region, field_region: None })
+    }
+
+    fn hash_with_hook(&mut self, obj: &ObjectRef, hook: Any, init: u64) -> Result<u64, Error> {
+        let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
+        let o = Any::from_object(obj.clone());
+        super::hook_callback::with_scoped_callback(self, hook_callback_body, |cb| {
+            Ok(hook.call(&[o, Any::from(init as i64), Any::from_object(cb.as_object().clone())])?.get::<i64>()? as u64)
+        })
+    }
+
+    /// The next child of `frame` to hash, entering a field's def region.
+    fn next_child(&mut self, frame: &mut Frame) -> Result<Option<Any>, Error> {
+        match &mut frame.task {
+            Task::Hashed(_) => Ok(None),
+            Task::Sequence { items, next, h } => {
+                // Leaves are combined here, without a round through the
+                // driver: long sequences of PODs and strings stay cheap.
+                while let Some(item) = items.get(*next) {
+                    *next += 1;
+                    match leaf_hash(item) {
+                        Some(lh) => *h = hash_combine(*h, lh),
+                        None => return Ok(Some(item.clone())),
+                    }
+                }
+                Ok(None)
+            }
+            Task::Map { items, next, h } => {
+                // Entries whose keys tie are left out of the value hashes.
+                while *next < items.len() {
+                    let i = *next;
+                    let mut j = i + 1;
+                    while j < items.len() && items[j].0 == items[i].0 {
+                        j += 1;
+                    }
+                    *h = hash_combine(*h, items[i].0);
+                    *next = j;
+                    if j == i + 1 {
+                        match leaf_hash(&items[i].1) {
+                            Some(vh) => *h = hash_combine(*h, vh),
+                            None => return Ok(Some(items[i].1.clone())),
+                        }
+                    }
+                }
+                Ok(None)
+            }
+            Task::Fields { obj, fields, next, field_region, .. } => {
+                let Some(field) = fields.get(*next) else { return Ok(None) };
+                *next += 1;
+                let v = super::read_field(obj, field)?;
+                if let Some(region) = super::region_for_field(field.flags, self.region) {
+                    *field_region = Some(std::mem::replace(&mut self.region, region));
+                }
+                Ok(Some(v))
+            }
         }
     }
 
-    fn hash_sequence(&mut self, index: i32, items: &[Any]) -> Result<u64, Error> {
-        let mut h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
-        for it in items {
-            h = hash_combine(h, self.hash_any(it)?);
+    /// Combine a child's hash into `frame`, leaving a field's def region.
+    fn accept(&mut self, frame: &mut Frame, child: u64) {
+        match &mut frame.task {
+            Task::Hashed(_) => {}
+            Task::Sequence { h, .. } | Task::Map { h, .. } => *h = hash_combine(*h, child),
+            Task::Fields { h, field_region, .. } => {
+                if let Some(saved) = field_region.take() {
+                    self.region = saved;
+                }
+                *h = hash_combine(*h, child);
+            }
         }
+    }
+
+    /// The hash of a frame whose children are all combined; leaves it.
+    fn finish(&mut self, frame: Frame) -> Result<u64, Error> {
+        let h = match frame.task {
+            Task::Hashed(h) | Task::Sequence { h, .. } | Task::Map { h, .. } => h,
+            Task::Fields { obj, kind: k, h, object_region, .. } => {
+                self.region = object_region;
+                self.finish_object(obj, k, h)
+            }
+        };
+        self.leave(frame.cycle);
         Ok(h)
+    }
+
+    /// An object's hash from its fields' hash `fields` (its structural kind
+    /// decides), memoised when it does not depend on where it was met.
+    fn finish_object(&mut self, obj: ObjectRef, k: i32, fields: u64) -> u64 {
+        let addr = obj.as_ptr() as usize;
+        let mut h = if k != kind::FREE_VAR {
+            fields
+        } else if self.region != def_region::NONE {
+            let h = hash_combine(fields, self.free_var_counter);
+            self.free_var_counter += 1;
+            h
+        } else {
+            addr as u64
+        };
+        if k == kind::DAG_NODE {
+            h = hash_combine(h, self.graph_node_counter);
+            self.graph_node_counter += 1;
+        }
+        // The object itself is entered at the innermost depth.
+        if self.self_contained(self.path.depth().saturating_sub(1)) {
+            self.memo.insert(addr, (obj, h));
+        }
+        h
+    }
+
+    /// Undo what an open frame changed (after an error).
+    fn abandon(&mut self, frame: Frame) {
+        if let Task::Fields { object_region, .. } = frame.task {
+            self.region = object_region;
+        }
+        self.leave(frame.cycle);
     }
 
     /// A hash for a map key that does not depend on where the key is met.
@@ -178,26 +391,6 @@ impl Hasher {
             Some(_) if key.type_index() == ti::kTVMFFIBigInt => big_int_hash(key).ok(),
             Some(p) => self.memo.get(&(p as usize)).map(|(_, h)| *h),
         }
-    }
-
-    fn hash_map(&mut self, index: i32, map: &MapLike) -> Result<u64, Error> {
-        let mut h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
-        let mut items: Vec<(u64, Any)> =
-            map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
-        items.sort_by_key(|(kh, _)| *kh);
-        let mut i = 0;
-        while i < items.len() {
-            let mut j = i + 1;
-            while j < items.len() && items[j].0 == items[i].0 {
-                j += 1;
-            }
-            h = hash_combine(h, items[i].0);
-            if j == i + 1 {
-                h = hash_combine(h, self.hash_any(&items[i].1)?);
-            }
-            i = j;
-        }
-        Ok(h)
     }
 
     /// Shape, dtype and (unless skipped) the bytes, as TVM-FFI hashes them.
@@ -213,73 +406,39 @@ impl Hasher {
         }
         Ok(h)
     }
+}
 
-    fn hash_object(&mut self, obj: ObjectRef) -> Result<u64, Error> {
-        let info = super::type_info_of(&obj)?;
-        let k = super::structural_kind(info)?;
-        let addr = obj.as_ptr() as usize;
-        if let Some((_, h)) = self.memo.get(&addr) {
-            return Ok(*h);
-        }
-        let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
-        let mut h = if k != kind::FREE_VAR {
-            self.hash_fields(&obj, info, key_hash)?
-        } else {
-            // The fields are hashed even when the result is not used: free
-            // variables met inside them advance the counter.
-            let saved = self.region;
-            if self.region == def_region::SIMPLE {
-                self.region = def_region::NONE;
-            }
-            let fields = self.hash_fields(&obj, info, key_hash);
-            self.region = saved;
-            let fields = fields?;
-            if self.region != def_region::NONE {
-                let h = hash_combine(fields, self.free_var_counter);
-                self.free_var_counter += 1;
-                h
-            } else {
-                addr as u64
-            }
-        };
-        if k == kind::DAG_NODE {
-            h = hash_combine(h, self.graph_node_counter);
-            self.graph_node_counter += 1;
-        }
-        // The object itself is entered at the innermost depth.
-        if self.self_contained(self.path.depth().saturating_sub(1)) {
-            self.memo.insert(addr, (obj, h));
-        }
-        Ok(h)
-    }
+/// What starting a value gave: its hash, or a frame to work through.
+enum Started {
+    Hashed(u64),
+    Open(Frame),
+}
 
-    fn hash_fields(&mut self, obj: &ObjectRef, info: &TVMFFITypeInfo, init: u64) -> Result<u64, Error> {
-        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_hash__") {
-            let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
-            let o = Any::from_object(obj.clone());
-            return super::hook_callback::with_scoped_callback(self, hook_callback_body, |cb| {
-                Ok(hook.call(&[o, Any::from(init as i64), Any::from_object(cb.as_object().clone())])?.get::<i64>()? as u64)
-            });
-        }
-        let mut h = init;
-        for field in type_registry::all_fields(info.type_index) {
-            if field.flags & field_flag::kSEqHashIgnore != 0 {
-                continue;
-            }
-            let v = super::read_field(obj, field)?;
-            let fh = match super::region_for_field(field.flags, self.region) {
-                Some(region) => {
-                    let saved = std::mem::replace(&mut self.region, region);
-                    let r = self.hash_any(&v);
-                    self.region = saved;
-                    r?
-                }
-                None => self.hash_any(&v)?,
-            };
-            h = hash_combine(h, fh);
-        }
-        Ok(h)
-    }
+/// The work left on one open container or object.
+enum Task {
+    /// Nothing to descend (a leaf, a memoised object, a hook's result).
+    Hashed(u64),
+    Sequence { items: Vec<Any>, next: usize, h: u64 },
+    /// Entries sorted by key hash; `next` is the next group of equal keys.
+    Map { items: Vec<(u64, Any)>, next: usize, h: u64 },
+    /// Reflected fields; `object_region` is the region the object was met
+    /// in, `field_region` the one to restore after the current field.
+    Fields {
+        obj: ObjectRef,
+        kind: i32,
+        fields: Vec<&'static TVMFFIFieldInfo>,
+        next: usize,
+        h: u64,
+        object_region: i32,
+        field_region: Option<i32>,
+    },
+}
+
+struct Frame {
+    task: Task,
+    /// The address entered on the path and the shallowest back-reference
+    /// seen outside this frame, when it can close a cycle.
+    cycle: Option<(usize, usize)>,
 }
 
 /// `callback(value, init_hash, def_region_kind) -> int` for hooks: the
