@@ -34,6 +34,7 @@ _NATIVE_LAYOUT = {
     "str": (16, 8, -1), "bytes": (16, 8, -1), "Optional": (16, 8, -1), "Union": (16, 8, -1),
 }
 _OBJECT_LAYOUT = (8, 8, _OBJECT_INDEX)
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 _FLAG_WRITABLE = 1 << 0
 _FLAG_HAS_DEFAULT = 1 << 1
@@ -160,8 +161,16 @@ def _converter_of(py_field: Any, schema: Any) -> Any:
     if hasattr(py_field._ty_schema, "kind"):  # a field type handed over as the schema
         return convert(py_field._ty_schema.convert)
     built: list = []
+    # Exact types the schema's converter returns unchanged (the decorator's
+    # field type knows them): a write of one skips the converter. Ints only
+    # within int64, which the converter's range check would refuse.
+    field_type = getattr(py_field, "_field_type", None)
+    passthrough = frozenset(getattr(field_type, "identity_types", ()))
 
     def convert_value(value: Any) -> Any:
+        kind = type(value)
+        if kind in passthrough and (kind is not int or _INT64_MIN <= value <= _INT64_MAX):
+            return value
         # Built on first use: the object types the schema names may still
         # be waiting for their registration when the field is registered.
         if not built:
