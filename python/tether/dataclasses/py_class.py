@@ -5,10 +5,11 @@ The decorator works on the class itself (it is never rebuilt, so
 zero-argument ``super()`` in its methods keeps working; ``Object``'s
 metaclass already made it lean). It resolves the annotations of the class
 (and of unregistered mixins between it and its registered parent), turns
-them into :class:`Field` records, registers the type with the core
-(``tether.dataclass.RegisterType``: slot kinds, flags, defaults and
-factories), puts a :class:`FieldProperty` per field on the class, and
-installs the dataclass methods (``dunders``).
+them into :class:`Field` records, registers the type in tvm_ffi's two
+steps (``core._register_py_class``, then the fields-resolved hooks, then
+``TypeInfo._register_fields``: TVM-FFI's native layouts, defaults and
+factories, each write converted by the field's schema), puts a property
+per field on the class, and installs the dataclass methods (``dunders``).
 """
 
 from __future__ import annotations
@@ -17,18 +18,16 @@ import copy
 import functools
 import sys
 import typing
-from typing import Any, Callable, ClassVar, Optional
+from typing import Any, ClassVar, Optional
 
 from ..core.type_info import type_info_of_index
 from ..method import method  # noqa: F401  (tvm_ffi.dataclasses.py_class's name)
 
-from .. import _ffi, core
+from .. import core
 from .transform import dataclass_transform
 from .deferred import UnresolvedAnnotations, by_module, defer, flush, from_other_modules, is_pending, note_registered
 from .dunders import install_dunders
-from .field import (FLAG_DEFAULT_FROM_FACTORY, FLAG_HAS_DEFAULT, KW_ONLY, Field, _field_converter, field,
-                    init_property)
-from .field_property import FieldProperty
+from .field import KW_ONLY, Field, _field_converter, field, init_property
 from .field_types import field_type_of
 from .py_methods import _collect_py_methods, check_py_methods, register_py_methods, register_type_attrs  # noqa: F401
 from .missing import MISSING
@@ -165,43 +164,6 @@ def _fields_resolved_hooks(cls: type) -> list:
     ``cls`` and its bases (bases first)."""
     return [hook for base in reversed(cls.__mro__) for hook in base.__dict__.values()
             if callable(hook) and getattr(hook, "__ffi_on_fields_resolved__", False) is True]
-
-
-def _default_record(f: Field) -> tuple:
-    """(flags, stored default) of a field: factories are stored as FFI
-    Functions, values converted as the field converts its values."""
-    if f.default_factory is not MISSING:
-        factory = f.default_factory
-        ft = f._ty_schema
-
-        def make_default(factory=factory, ft=ft):
-            return ft.convert(factory())
-
-        return FLAG_HAS_DEFAULT | FLAG_DEFAULT_FROM_FACTORY, core.convert(make_default)
-    if f.default is not MISSING:
-        try:
-            return FLAG_HAS_DEFAULT, f._ty_schema.convert(f.default)
-        except TypeError as e:
-            # As TVM-FFI: a default of the wrong type fails when a
-            # constructor needs it ("default for field 'x': ...").
-            message = str(e)
-
-            def refuse(message=message):
-                raise TypeError(message)
-
-            return FLAG_HAS_DEFAULT | FLAG_DEFAULT_FROM_FACTORY, core.convert(refuse)
-    return 0, None
-
-
-def _register(cls: type, key: str, parent: type, own: list, structure_kind: int) -> int:
-    records = []
-    for f in own:
-        ft = f._ty_schema
-        default_flags, default = _default_record(f)
-        kind_index = ft.kind_index if ft.kind == "object" else -1
-        records.append([f.name, ft.kind, kind_index, f.flags() | default_flags, bool(f.frozen), default])
-    return _ffi.call(core._builtin("tether.dataclass.RegisterType"), key, parent.__tether_type_index__, records,
-                     structure_kind)
 
 
 @dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
