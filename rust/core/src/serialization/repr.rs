@@ -169,7 +169,33 @@ impl Printer {
         Some((at, range.clone()))
     }
 
+    /// Print `value` on an explicit stack of open containers and objects,
+    /// so nesting depth costs heap memory, not native stack (only an
+    /// `__ffi_repr__` hook nests natively, through `fn_repr`).
     fn write(&mut self, value: &Any) -> Result<(), Error> {
+        let mut stack: Vec<Open> = Vec::new();
+        if let Some(open) = self.start(value)? {
+            stack.push(open);
+        }
+        while let Some(top) = stack.last_mut() {
+            match self.next_item(top)? {
+                Some(item) => {
+                    if let Some(open) = self.start(&item)? {
+                        stack.push(open);
+                    }
+                }
+                None => {
+                    let open = stack.pop().expect("the frame read above");
+                    self.close(open);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Print a value that opens nothing, or write the opening of a
+    /// container or object and return it.
+    fn start(&mut self, value: &Any) -> Result<Option<Open>, Error> {
         let raw = value.as_raw();
         // SAFETY: each arm reads the payload field its type index carries.
         let pod = unsafe {
@@ -199,14 +225,14 @@ impl Printer {
         };
         if let Some(text) = leaf {
             self.out().push_str(&text);
-            return Ok(());
+            return Ok(None);
         }
         let obj = value.as_object().expect("object index");
         let addr = obj.as_ptr() as usize;
         match self.state.get(&addr) {
             Some((_, State::InProgress)) => {
                 self.out().push_str("...");
-                return Ok(());
+                return Ok(None);
             }
             Some((_, State::Done { generation, range })) => {
                 if let Some((at, range)) = self.printed(*generation, range) {
@@ -217,7 +243,7 @@ impl Printer {
                         let text = self.buffers[at].1[range].to_string();
                         self.out().push_str(&text);
                     }
-                    return Ok(());
+                    return Ok(None);
                 }
                 // Printed into a hook's buffer that is gone: print again.
             }
@@ -237,34 +263,123 @@ impl Printer {
                 dev.device_id
             );
             self.out().push_str(&text);
-            return Ok(());
+            return Ok(None);
         }
         if index == ti::kTVMFFIShape {
             let dims: Vec<String> = Shape::from_object(obj)?.dims().iter().map(|d| d.to_string()).collect();
             let text = format!("Shape({})", dims.join(", "));
             self.out().push_str(&text);
-            return Ok(());
+            return Ok(None);
         }
         self.state.insert(addr, (obj.clone(), State::InProgress));
         let start = self.out().len();
-        deep_stack::guarded(|| self.write_object(&obj))?;
+        if let Some(hook) = type_registry::attr_value(index, b"__ffi_repr__") {
+            let text = deep_stack::guarded(|| self.repr_with_hook(&obj, hook))?;
+            self.out().push_str(&text);
+            self.done(obj, start);
+            return Ok(None);
+        }
+        let items = match index {
+            ti::kTVMFFIArray => {
+                self.out().push('(');
+                Items::Tuple(Array::from_object(obj.clone())?.iter().cloned().collect())
+            }
+            ti::kTVMFFIList => {
+                self.out().push('[');
+                Items::List(List::from_object(obj.clone())?.to_vec())
+            }
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                self.out().push('{');
+                Items::Map(crate::structural::MapLike::from_object(obj.clone())?.items())
+            }
+            _ => {
+                let mut seen = std::collections::HashSet::new();
+                let fields = type_registry::all_fields(index)
+                    .into_iter()
+                    .filter(|f| f.flags & field_flag::kReprOff == 0)
+                    .map(|f| (crate::structural::field_name(f), f))
+                    .filter(|(name, _)| seen.insert(name.clone()))
+                    .collect();
+                Items::Fields(fields)
+            }
+        };
+        Ok(Some(Open { obj, start, items, next: 0 }))
+    }
+
+    /// Record that `obj` was printed from `start` to the end of the
+    /// current buffer.
+    fn done(&mut self, obj: ObjectRef, start: usize) {
         let (generation, end) = {
             let (g, buffer) = self.buffers.last().expect("a live buffer");
             (*g, buffer.len())
         };
-        self.state.insert(addr, (obj, State::Done { generation, range: start..end }));
-        Ok(())
+        self.state.insert(obj.as_ptr() as usize, (obj, State::Done { generation, range: start..end }));
     }
 
-    /// Write `items` separated by ", ".
-    fn write_all(&mut self, items: &[Any]) -> Result<(), Error> {
-        for (i, v) in items.iter().enumerate() {
-            if i > 0 {
-                self.out().push_str(", ");
+    fn repr_with_hook(&mut self, obj: &ObjectRef, hook: Any) -> Result<String, Error> {
+        let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
+        let me = Any::from_object(obj.clone());
+        hook_callback::with_scoped_callback(self, fn_repr_body, |cb| {
+            hook.call(&[me, Any::from_object(cb.as_object().clone())])?.get::<String>()
+        })
+    }
+
+    /// The next item of `open` to print, after writing what separates it
+    /// from the previous one.
+    fn next_item(&mut self, open: &mut Open) -> Result<Option<Any>, Error> {
+        let i = open.next;
+        open.next += 1;
+        match &open.items {
+            Items::Tuple(items) | Items::List(items) => {
+                let Some(v) = items.get(i) else { return Ok(None) };
+                let v = v.clone();
+                if i > 0 {
+                    self.out().push_str(", ");
+                }
+                Ok(Some(v))
             }
-            self.write(v)?;
+            Items::Map(entries) => {
+                // Keys and values alternate: entry i / 2, its value when odd.
+                let Some((k, v)) = entries.get(i / 2) else { return Ok(None) };
+                let item = if i % 2 == 0 { k.clone() } else { v.clone() };
+                let sep = match (i % 2, i) {
+                    (1, _) => ": ",
+                    (_, 0) => "",
+                    _ => ", ",
+                };
+                self.out().push_str(sep);
+                Ok(Some(item))
+            }
+            Items::Fields(fields) => {
+                let Some((name, field)) = fields.get(i) else { return Ok(None) };
+                let (name, field) = (name.clone(), *field);
+                let v = crate::structural::read_field(&open.obj, field)?;
+                if i == 0 {
+                    let key = type_registry::type_key_of(open.obj.type_index());
+                    self.out().push_str(&key);
+                    self.out().push('(');
+                } else {
+                    self.out().push_str(", ");
+                }
+                self.out().push_str(&name);
+                self.out().push('=');
+                Ok(Some(v))
+            }
         }
-        Ok(())
+    }
+
+    /// Write the end of a container or object whose items are printed.
+    fn close(&mut self, open: Open) {
+        let end = match &open.items {
+            Items::Tuple(items) if items.len() == 1 => ",)".to_string(),
+            Items::Tuple(_) => ")".to_string(),
+            Items::List(_) => "]".to_string(),
+            Items::Map(_) => "}".to_string(),
+            Items::Fields(fields) if fields.is_empty() => type_registry::type_key_of(open.obj.type_index()),
+            Items::Fields(_) => ")".to_string(),
+        };
+        self.out().push_str(&end);
+        self.done(open.obj, open.start);
     }
 
     /// The text of `value` on its own (for a hook's `fn_repr`).
@@ -276,76 +391,24 @@ impl Printer {
         let (_, text) = self.buffers.pop().expect("the buffer pushed above");
         r.map(|()| text)
     }
+}
 
-    fn write_object(&mut self, obj: &ObjectRef) -> Result<(), Error> {
-        let index = obj.type_index();
-        if let Some(hook) = type_registry::attr_value(index, b"__ffi_repr__") {
-            let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
-            let me = Any::from_object(obj.clone());
-            let text = hook_callback::with_scoped_callback(self, fn_repr_body, |cb| {
-                hook.call(&[me, Any::from_object(cb.as_object().clone())])?.get::<String>()
-            })?;
-            self.out().push_str(&text);
-            return Ok(());
-        }
-        match index {
-            ti::kTVMFFIArray => {
-                let items: Vec<Any> = Array::from_object(obj.clone())?.iter().cloned().collect();
-                self.out().push('(');
-                self.write_all(&items)?;
-                self.out().push_str(if items.len() == 1 { ",)" } else { ")" });
-            }
-            ti::kTVMFFIList => {
-                let items = List::from_object(obj.clone())?.to_vec();
-                self.out().push('[');
-                self.write_all(&items)?;
-                self.out().push(']');
-            }
-            ti::kTVMFFIMap | ti::kTVMFFIDict => {
-                let map = crate::structural::MapLike::from_object(obj.clone())?;
-                self.out().push('{');
-                for (i, (k, v)) in map.items().iter().enumerate() {
-                    if i > 0 {
-                        self.out().push_str(", ");
-                    }
-                    self.write(k)?;
-                    self.out().push_str(": ");
-                    self.write(v)?;
-                }
-                self.out().push('}');
-            }
-            _ => {
-                let key = type_registry::type_key_of(index);
-                let mut seen = std::collections::HashSet::new();
-                let mut any = false;
-                for field in type_registry::all_fields(index) {
-                    if field.flags & field_flag::kReprOff != 0 {
-                        continue;
-                    }
-                    let name = crate::structural::field_name(field);
-                    if !seen.insert(name.clone()) {
-                        continue;
-                    }
-                    let v = crate::structural::read_field(obj, field)?;
-                    self.out().push_str(if any { ", " } else { "" });
-                    if !any {
-                        self.out().push_str(&key);
-                        self.out().push('(');
-                        any = true;
-                    }
-                    self.out().push_str(&name);
-                    self.out().push('=');
-                    self.write(&v)?;
-                }
-                if any {
-                    self.out().push(')');
-                } else {
-                    self.out().push_str(&key);
-                }
-            }
-        }
-        Ok(())
-    }
+/// The items of a container or object being printed.
+enum Items {
+    Tuple(Vec<Any>),
+    List(Vec<Any>),
+    Map(Vec<(Any, Any)>),
+    /// Printable fields by name (the first of each name).
+    Fields(Vec<(String, &'static crate::abi::TVMFFIFieldInfo)>),
+}
+
+/// A container or object whose opening is written and whose items from
+/// `next` on are not; its text starts at `start` in the current buffer.
+struct Open {
+    obj: ObjectRef,
+    start: usize,
+    items: Items,
+    next: usize,
 }
 
 fn fn_repr_body(p: &mut Printer, args: &[AnyView<'_>]) -> Result<Any, Error> {
