@@ -263,3 +263,19 @@ def test_one_missing_sentinel():
     assert dc.field().default is core.MISSING
     assert Field().default_factory is core.MISSING
     assert not Field().has_default()
+
+
+def test_native_field_defaults_are_shown():
+    from tether.testing import _TestCxxClassDerived, _TestCxxClassBase
+
+    derived = {f.name: f for f in core._type_cls_to_type_info(_TestCxxClassDerived).fields}
+    assert derived["v_f32"].c_default == pytest.approx(8.0)
+    assert derived["v_f32"].c_default_factory is MISSING
+    assert derived["v_f64"].c_default is MISSING
+    assert {f.name: f.default for f in dc.fields(_TestCxxClassDerived)}["v_f32"] == pytest.approx(8.0)
+    for f in core._type_cls_to_type_info(_TestCxxClassBase).fields:
+        assert (f.c_default, f.c_default_factory) == (MISSING, MISSING)
+    cls, info = _allocate("PyDefaults")
+    _finish(cls, info, [Field(name="n", _ty_schema=TypeSchema("int"), default=3),
+                        Field(name="l", _ty_schema=TypeSchema("Any"), default_factory=list)])
+    assert (info.fields[0].c_default, info.fields[1].c_default_factory) == (3, list)

@@ -32,6 +32,24 @@ def _parse_metadata(text: str) -> dict:
     return md if isinstance(md, dict) else {}
 
 
+_field_default_fn: list = []
+
+
+def _field_default(type_index: int, name: str) -> tuple:
+    """``(default, default_factory)`` the core records for a field (each
+    the core's MISSING when absent)."""
+    from .sentinels import MISSING
+
+    if not _field_default_fn:
+        _field_default_fn.append(_ffi.get_global("tether.reflection.FieldDefault"))
+    record = _ffi.call(_field_default_fn[0], type_index, name)
+    if len(record) == 0:
+        return MISSING, MISSING
+    if len(record) == 2:
+        return MISSING, record[0]
+    return record[0], MISSING
+
+
 class TypeField:
     """One reflected field: its name, layout, flags, metadata and schema."""
 
@@ -61,6 +79,27 @@ class TypeField:
         self._ty = None
         self._py_field = None
 
+    def _declared_default(self) -> tuple:
+        """``(c_default, c_default_factory)``, read from the core once."""
+        known = self.__dict__.get("_c_defaults")
+        if known is None:
+            from .sentinels import MISSING
+
+            index = _ffi.type_key_to_index(self.descriptor.owner) if self.c_has_default else None
+            known = _field_default(index, self.name) if index is not None else (MISSING, MISSING)
+            self._c_defaults = known
+        return known
+
+    @property
+    def c_default(self) -> Any:
+        """The field's declared default value (MISSING when none)."""
+        return self._declared_default()[0]
+
+    @property
+    def c_default_factory(self) -> Any:
+        """The field's declared default factory (MISSING when none)."""
+        return self._declared_default()[1]
+
     def _declare(self, py_field: Any, schema: Any) -> None:
         """Record the Python field a registration made this field from
         (upstream's ``c_*`` attributes: what the generated methods use)."""
@@ -73,8 +112,7 @@ class TypeField:
         self.c_init = py_field.init
         self.c_kw_only = py_field.kw_only
         self.c_has_default = py_field.default is not MISSING or py_field.default_factory is not MISSING
-        self.c_default = py_field.default
-        self.c_default_factory = py_field.default_factory
+        self._c_defaults = (py_field.default, py_field.default_factory)
         self.c_repr = py_field.repr
         self.c_compare = py_field.compare
         self.c_hash = bool(py_field.hash)

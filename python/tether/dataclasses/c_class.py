@@ -23,6 +23,8 @@ from .field import (FLAG_COMPARE_OFF, FLAG_HAS_DEFAULT, FLAG_HASH_OFF, FLAG_INIT
                     FLAG_WRITABLE, Field)
 from .field_property import FieldProperty
 from .field_types import field_type_of
+from .missing import MISSING
+from ..core.type_info import _field_default
 
 __all__ = ["c_class", "native_fields"]
 
@@ -51,9 +53,22 @@ def _structural_eq(flags: int) -> Any:
     return None
 
 
-def _field_of(name: str, flags: int, hints: dict, frozen: bool, doc: Any = None) -> Field:
+def _native_default(type_index: int, name: str, flags: int) -> tuple:
+    """``(default, default_factory)`` of a reflected field: what the core
+    records (NATIVE_DEFAULT when it has a default it cannot show)."""
+    if not flags & FLAG_HAS_DEFAULT:
+        return MISSING, MISSING
+    try:
+        return _field_default(type_index, name)
+    except Exception:  # noqa: BLE001 - the default stays the C++ side's
+        return NATIVE_DEFAULT, MISSING
+
+
+def _field_of(name: str, flags: int, hints: dict, frozen: bool, doc: Any = None, type_index: Any = None) -> Field:
     """The :class:`Field` record of one reflected field, from its flags."""
-    f = Field(name=name, default=NATIVE_DEFAULT if flags & FLAG_HAS_DEFAULT else Field().default,
+    default, factory = _native_default(type_index, name, flags) if type_index is not None else (
+        NATIVE_DEFAULT if flags & FLAG_HAS_DEFAULT else MISSING, MISSING)
+    f = Field(name=name, default=default, default_factory=factory,
               frozen=frozen or not flags & FLAG_WRITABLE, init=not flags & FLAG_INIT_OFF,
               repr=not flags & FLAG_REPR_OFF, hash=not flags & FLAG_HASH_OFF,
               compare=not flags & FLAG_COMPARE_OFF, kw_only=bool(flags & FLAG_KW_ONLY),
@@ -64,7 +79,8 @@ def _field_of(name: str, flags: int, hints: dict, frozen: bool, doc: Any = None)
 
 
 def _fields_of(type_index: int, hints: dict, frozen: bool) -> list:
-    return [(_field_of(name, desc.flags, hints, frozen), desc) for name, desc in _ffi.type_info(type_index)["fields"]]
+    return [(_field_of(name, desc.flags, hints, frozen, type_index=type_index), desc)
+            for name, desc in _ffi.type_info(type_index)["fields"]]
 
 
 def _hints(cls: type) -> dict:

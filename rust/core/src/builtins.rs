@@ -48,6 +48,7 @@ pub(crate) fn all() -> Vec<Builtin> {
     all.extend(crate::dataclass::auto_init::globals());
     all.extend(crate::dataclass::py_class::globals());
     all.extend(crate::dataclass::py_class_fields::globals());
+    all.extend(crate::dataclass::field_default::globals());
     all.extend(crate::structural::register_globals());
     all.extend(crate::serialization::register_globals());
     all

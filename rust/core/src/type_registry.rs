@@ -486,6 +486,10 @@ pub fn find_field(index: i32, name: &str) -> Option<&'static TVMFFIFieldInfo> {
     let r = registry().read();
     let info = info_in(&r, index)?;
     for_each_type_in_mro(info, |t| {
+        // A type without fields may have no array at all (NULL).
+        if t.num_fields == 0 {
+            return None;
+        }
         // SAFETY: records of registered types live forever (outgrown arrays
         // are retired, not freed); the count is read under the lock.
         let fields = unsafe { std::slice::from_raw_parts(t.fields, t.num_fields as usize) };

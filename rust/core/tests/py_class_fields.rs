@@ -144,3 +144,37 @@ fn writes_go_through_the_converter_and_nested_errors_are_indented() -> Result<()
     );
     Ok(())
 }
+
+#[test]
+fn a_fields_declared_default_is_readable() -> Result<(), Error> {
+    use tether_core::dataclass::field_default::field_default;
+    let index = alloc_type("test.pcf.Defaults", OBJECT)?;
+    let with_default = |name: &str, offset: i64, flags: i64, default: Any| -> Result<Any, Error> {
+        let mut items: Vec<Any> =
+            Array::from_object(record(name, -1, 16, 8, offset).get::<ObjectRef>()?)?.iter().cloned().collect();
+        items[3] = Any::from(field_flag::kWritable | flags);
+        items[9] = default;
+        Ok(Any::from_object(Array::new(items)?.into_object()))
+    };
+    let factory = Function::from_closure(|_| Ok(Any::from(7i64)))?;
+    let recs = records(vec![
+        record("plain", 1, 8, 8, 24),
+        with_default("value", 32, field_flag::kHasDefault, Any::from(5i64))?,
+        with_default(
+            "made",
+            48,
+            field_flag::kHasDefault | field_flag::kDefaultFromFactory,
+            Any::from_object(factory.into_object()),
+        )?,
+    ]);
+    register_fields(index, &recs, 64, 0)?;
+    assert!(field_default(index, "plain")?.is_empty());
+    let value = field_default(index, "value")?;
+    assert_eq!((value.len(), value.get(0)?.get::<i64>()?), (1, 5));
+    let made = field_default(index, "made")?;
+    assert_eq!(made.len(), 2);
+    assert!(made.get(1)?.get::<bool>()?);
+    assert!(field_default(index, "nope").is_err());
+    assert!(field_default(-5, "plain").is_err());
+    Ok(())
+}

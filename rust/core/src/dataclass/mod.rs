@@ -33,6 +33,7 @@
 //! reference when non-NULL.
 
 pub mod auto_init;
+pub mod field_default;
 mod field_access;
 pub mod native_field;
 pub mod py_class;
