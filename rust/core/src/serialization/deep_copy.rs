@@ -5,7 +5,8 @@
 //! `__ffi_shallow_copy__` hook, or field by field for run-time dataclass
 //! types, and then get their fields' copies; other object types are an
 //! error. A List or object that refers back to an Array or Map still being
-//! copied is fixed up once all copies exist.
+//! copied is fixed up once all copies exist. The copy runs on an explicit
+//! stack of open containers and objects, so depth costs heap, not stack.
 
 use std::collections::HashMap;
 
@@ -16,7 +17,6 @@ use crate::dataclass;
 use crate::error::Error;
 use crate::function::Function;
 use crate::object::ObjectRef;
-use crate::structural::deep_stack;
 use crate::type_registry;
 
 /// A deep copy of `value`.
@@ -55,84 +55,103 @@ fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
 }
 
 impl Copier {
-    fn copy(&mut self, value: &Any) -> Result<Any, Error> {
-        let Some(obj) = value.as_object() else { return Ok(value.clone()) };
-        let addr = obj.as_ptr() as usize;
-        if let Some((_, c)) = self.copies.get(&addr) {
-            return Ok(c.clone());
-        }
-        if self.in_progress.contains_key(&addr) {
-            self.deferred = true;
-            return Ok(value.clone());
-        }
-        match obj.type_index() {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape | ti::kTVMFFIBigInt => Ok(value.clone()),
-            _ => deep_stack::guarded(|| self.copy_object(obj)),
+    /// Copy `root` on an explicit stack of open containers and objects, so
+    /// nesting depth costs heap memory, not native stack.
+    fn copy(&mut self, root: &Any) -> Result<Any, Error> {
+        let mut stack: Vec<Open> = Vec::new();
+        let mut done = match self.start(root)? {
+            Started::Copied(c) => return Ok(c),
+            Started::Open(open) => {
+                stack.push(open);
+                None
+            }
+        };
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.expect("the root's copy"));
+            };
+            if let Some(c) = done.take() {
+                accept(top, c)?;
+            }
+            match next_item(top)? {
+                Some(item) => match self.start(&item)? {
+                    Started::Copied(c) => done = Some(c),
+                    Started::Open(open) => stack.push(open),
+                },
+                None => {
+                    let open = stack.pop().expect("the frame read above");
+                    done = Some(self.finish(open)?);
+                }
+            }
         }
     }
 
-    fn copy_object(&mut self, obj: ObjectRef) -> Result<Any, Error> {
+    /// The copy of a value that needs no frame (shared leaves, values
+    /// copied already), or the frame that copies it.
+    fn start(&mut self, value: &Any) -> Result<Started, Error> {
+        let Some(obj) = value.as_object() else { return Ok(Started::Copied(value.clone())) };
         let addr = obj.as_ptr() as usize;
-        match obj.type_index() {
-            ti::kTVMFFIArray | ti::kTVMFFIMap => {
+        if let Some((_, c)) = self.copies.get(&addr) {
+            return Ok(Started::Copied(c.clone()));
+        }
+        if self.in_progress.contains_key(&addr) {
+            self.deferred = true;
+            return Ok(Started::Copied(value.clone()));
+        }
+        let kind = match obj.type_index() {
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape | ti::kTVMFFIBigInt => {
+                return Ok(Started::Copied(value.clone()));
+            }
+            ti::kTVMFFIArray => {
                 self.in_progress.insert(addr, obj.clone());
-                let r = self.copy_immutable(&obj);
-                self.in_progress.remove(&addr);
-                let copy = r?;
-                self.copies.insert(addr, (obj, copy.clone()));
-                Ok(copy)
+                let items: Vec<Any> = Array::from_object(obj.clone())?.iter().cloned().collect();
+                Kind::Array { copied: Vec::with_capacity(items.len()), items }
+            }
+            ti::kTVMFFIMap => {
+                self.in_progress.insert(addr, obj.clone());
+                let pairs = Map::from_object(obj.clone())?.items();
+                Kind::Map { copied: Vec::with_capacity(pairs.len()), pairs, key: None }
             }
             ti::kTVMFFIList => {
                 let new = List::new(Vec::new())?;
-                let copy = Any::from_object(new.clone().into_object());
-                self.copies.insert(addr, (obj.clone(), copy.clone()));
-                for it in List::from_object(obj)?.to_vec() {
-                    new.push(self.copy(&it)?)?;
-                }
-                Ok(copy)
+                self.copies.insert(addr, (obj.clone(), Any::from_object(new.clone().into_object())));
+                Kind::List { items: List::from_object(obj.clone())?.to_vec(), new }
             }
             ti::kTVMFFIDict => {
                 // Mutable like List: the copy exists before its items, so
                 // items referring back to the Dict get the copy.
                 let new = Dict::new(Vec::new())?;
-                let copy = Any::from_object(new.as_object());
-                self.copies.insert(addr, (obj.clone(), copy.clone()));
-                for (k, v) in Dict::from_object(obj)?.items() {
-                    new.set(self.copy(&k)?, self.copy(&v)?)?;
-                }
-                Ok(copy)
+                self.copies.insert(addr, (obj.clone(), Any::from_object(new.as_object())));
+                Kind::Dict { pairs: Dict::from_object(obj.clone())?.items(), new, key: None }
             }
             index => {
                 let new = shallow_copy(&obj)?;
-                let copy = Any::from_object(new.clone());
-                self.copies.insert(addr, (obj.clone(), copy.clone()));
-                for f in type_registry::all_fields(index) {
-                    if f.getter.is_none() {
-                        continue;
-                    }
-                    let v = dataclass::get_field(&obj, f)?;
-                    let c = self.copy(&v)?;
-                    if v.object_ptr() != c.object_ptr() {
-                        dataclass::set_field(&new, f, c.as_raw())?;
-                    }
-                }
-                Ok(copy)
+                self.copies.insert(addr, (obj.clone(), Any::from_object(new.clone())));
+                let fields = type_registry::all_fields(index).into_iter().filter(|f| f.getter.is_some()).collect();
+                Kind::Object { new, fields, original: None }
             }
-        }
+        };
+        Ok(Started::Open(Open { obj, kind, next: 0 }))
     }
 
-    fn copy_immutable(&mut self, obj: &ObjectRef) -> Result<Any, Error> {
-        if obj.type_index() == ti::kTVMFFIArray {
-            let items: Vec<Any> = Array::from_object(obj.clone())?.iter().cloned().collect();
-            let copied = items.iter().map(|v| self.copy(v)).collect::<Result<Vec<_>, _>>()?;
-            return Ok(Any::from_object(Array::new(copied)?.into_object()));
-        }
-        let pairs: Vec<(Any, Any)> = Map::from_object(obj.clone())?.items();
-        let mut copied = Vec::with_capacity(pairs.len());
-        for (k, v) in &pairs {
-            copied.push((self.copy(k)?, self.copy(v)?));
-        }
-        Ok(Any::from_object(Map::new(copied)?.into_object()))
+    /// The copy of a frame whose items are all copied.
+    fn finish(&mut self, open: Open) -> Result<Any, Error> {
+        let addr = open.obj.as_ptr() as usize;
+        let copy = match open.kind {
+            Kind::Array { copied, .. } => {
+                self.in_progress.remove(&addr);
+                Any::from_object(Array::new(copied)?.into_object())
+            }
+            Kind::Map { copied, .. } => {
+                self.in_progress.remove(&addr);
+                Any::from_object(Map::new(copied)?.into_object())
+            }
+            Kind::List { new, .. } => return Ok(Any::from_object(new.into_object())),
+            Kind::Dict { new, .. } => return Ok(Any::from_object(new.as_object())),
+            Kind::Object { new, .. } => return Ok(Any::from_object(new)),
+        };
+        self.copies.insert(addr, (open.obj, copy.clone()));
+        Ok(copy)
     }
 
     fn replacement(&self, v: &Any) -> Option<Any> {
@@ -178,4 +197,74 @@ impl Copier {
         }
         Ok(())
     }
+}
+
+/// What starting a value gave: its copy, or a frame to work through.
+enum Started {
+    Copied(Any),
+    Open(Open),
+}
+
+/// The copy under way of one container or object.
+enum Kind {
+    /// Immutable: built from its items' copies once they all exist.
+    Array { items: Vec<Any>, copied: Vec<Any> },
+    /// Immutable; `key` is the copied key waiting for its value.
+    Map { pairs: Vec<(Any, Any)>, copied: Vec<(Any, Any)>, key: Option<Any> },
+    /// Mutable: the copy exists first and is filled.
+    List { items: Vec<Any>, new: List },
+    Dict { pairs: Vec<(Any, Any)>, new: Dict, key: Option<Any> },
+    /// `original` is the field value whose copy is awaited.
+    Object { new: ObjectRef, fields: Vec<&'static crate::abi::TVMFFIFieldInfo>, original: Option<Any> },
+}
+
+struct Open {
+    obj: ObjectRef,
+    kind: Kind,
+    /// The next item to copy (keys and values alternate for maps).
+    next: usize,
+}
+
+/// The next item of `open` to copy.
+fn next_item(open: &mut Open) -> Result<Option<Any>, Error> {
+    let i = open.next;
+    open.next += 1;
+    Ok(match &mut open.kind {
+        Kind::Array { items, .. } | Kind::List { items, .. } => items.get(i).cloned(),
+        Kind::Map { pairs, .. } | Kind::Dict { pairs, .. } => {
+            pairs.get(i / 2).map(|(k, v)| if i % 2 == 0 { k.clone() } else { v.clone() })
+        }
+        Kind::Object { fields, original, .. } => match fields.get(i) {
+            Some(f) => {
+                let v = dataclass::get_field(&open.obj, f)?;
+                *original = Some(v.clone());
+                Some(v)
+            }
+            None => None,
+        },
+    })
+}
+
+/// Put the copy of the item last handed out into `open`'s copy.
+fn accept(open: &mut Open, copy: Any) -> Result<(), Error> {
+    let i = open.next - 1;
+    match &mut open.kind {
+        Kind::Array { copied, .. } => copied.push(copy),
+        Kind::List { new, .. } => new.push(copy)?,
+        Kind::Map { copied, key, .. } => match key.take() {
+            None => *key = Some(copy),
+            Some(k) => copied.push((k, copy)),
+        },
+        Kind::Dict { new, key, .. } => match key.take() {
+            None => *key = Some(copy),
+            Some(k) => new.set(k, copy)?,
+        },
+        Kind::Object { new, fields, original } => {
+            let v = original.take().expect("the field value handed out");
+            if v.object_ptr() != copy.object_ptr() {
+                dataclass::set_field(new, fields[i], copy.as_raw())?;
+            }
+        }
+    }
+    Ok(())
 }
