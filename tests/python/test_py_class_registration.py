@@ -279,3 +279,14 @@ def test_native_field_defaults_are_shown():
     _finish(cls, info, [Field(name="n", _ty_schema=TypeSchema("int"), default=3),
                         Field(name="l", _ty_schema=TypeSchema("Any"), default_factory=list)])
     assert (info.fields[0].c_default, info.fields[1].c_default_factory) == (3, list)
+
+
+def test_c_class_records_share_the_reflected_schema():
+    from tether.testing import _TestCxxClassBase
+
+    for tf in core._type_cls_to_type_info(_TestCxxClassBase).fields:
+        assert tf.dataclass_field._ty_schema is tf.ty
+        assert tf.c_structural_eq is None
+    cls, info = _allocate("Structural")
+    _finish(cls, info, [Field(name="a", _ty_schema=TypeSchema("int"), structural_eq="ignore")])
+    assert core.TypeField(tether._ffi.type_info(info.type_index)["field_details"][0]).c_structural_eq == "ignore"

@@ -14,6 +14,9 @@ __all__ = ["TypeInfo", "TypeField", "TypeMethod", "type_info_of_index", "type_in
 
 _FIELD_WRITABLE = 1 << 0
 _FIELD_HAS_DEFAULT = 1 << 1
+_FIELD_SEQ_IGNORE = 1 << 3
+_FIELD_SEQ_DEF_PATTERN = 1 << 4
+_FIELD_SEQ_DEF_SIMPLE = 1 << 12
 _FIELD_REPR_OFF = 1 << 6
 _FIELD_COMPARE_OFF = 1 << 7
 _FIELD_HASH_OFF = 1 << 8
@@ -75,6 +78,9 @@ class TypeField:
         self.c_repr = not flags & _FIELD_REPR_OFF
         self.c_compare = not flags & _FIELD_COMPARE_OFF
         self.c_hash = not flags & _FIELD_HASH_OFF
+        self.c_structural_eq = ("ignore" if flags & _FIELD_SEQ_IGNORE else "def-pattern"
+                                if flags & _FIELD_SEQ_DEF_PATTERN else "def-simple"
+                                if flags & _FIELD_SEQ_DEF_SIMPLE else None)
         # Set by ``_declare`` for the fields of a Python-defined class.
         self._ty = None
         self._py_field = None

@@ -100,10 +100,17 @@ def _attach_field_objects(cls: type, type_info: Any, *, frozen: bool = False) ->
 
 
 def _attach_own(type_info: Any, own: list) -> None:
+    """Pair each reflected field with its Field record; the record's
+    ``_ty_schema`` is the reflected field's own schema object (its storage
+    check stays as ``_field_type``)."""
     by_name = {f.name: f for f in own}
     for tf in getattr(type_info, "fields", None) or ():
         if tf.name in by_name:
-            tf.dataclass_field = by_name[tf.name]
+            f = by_name[tf.name]
+            tf.dataclass_field = f
+            schema = tf.ty
+            tf._ty = schema
+            f._field_type, f._ty_schema = f._ty_schema, schema
 
 
 def native_fields(cls: type) -> list:
