@@ -290,3 +290,14 @@ def test_c_class_records_share_the_reflected_schema():
     cls, info = _allocate("Structural")
     _finish(cls, info, [Field(name="a", _ty_schema=TypeSchema("int"), structural_eq="ignore")])
     assert core.TypeField(tether._ffi.type_info(info.type_index)["field_details"][0]).c_structural_eq == "ignore"
+
+
+def test_c_class_instances_construct_in_place_through_ffi_init():
+    from tether.testing import _TestCxxAutoInit, _TestCxxClassDerived, _TestCxxClassDerivedDerived
+
+    obj = _TestCxxAutoInit.__new__(_TestCxxAutoInit)
+    obj.__ffi_init__(a=1, c=3)
+    assert (obj.a, obj.b, obj.c, obj.d) == (1, 42, 3, 99)
+    other = _TestCxxClassDerivedDerived.__new__(_TestCxxClassDerivedDerived)
+    with pytest.raises(TypeError, match="not supported"):
+        _TestCxxClassDerived.__ffi_init__(other, 1, 2, 3.0)

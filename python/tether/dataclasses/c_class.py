@@ -113,6 +113,22 @@ def _attach_own(type_info: Any, own: list) -> None:
             f._field_type, f._ty_schema = f._ty_schema, schema
 
 
+def _install_raw_init(cls: type) -> None:
+    """Give the class TVM-FFI's ``__ffi_init__(self, *args, **kwargs)``,
+    which constructs ``self`` in place (an explicit reflected init or the
+    generated one), unless its body defines one."""
+    from ..registry import _install_ffi_init_attr  # noqa: PLC0415 - registry imports dataclasses
+
+    info = cls.__dict__.get("__tvm_ffi_type_info__")
+    if info is None or "__ffi_init__" in cls.__dict__ and not isinstance(cls.__dict__["__ffi_init__"], staticmethod):
+        return
+    ffi_init = next((m.func for m in info.methods if m.name == "__ffi_init__"), None)
+    if ffi_init is None:
+        ffi_init = core._lookup_type_attr(info.type_index, "__ffi_init__")
+    if ffi_init is not None:
+        _install_ffi_init_attr(cls, info, ffi_init)
+
+
 def native_fields(cls: type) -> list:
     """The :class:`Field` records of a registered class and its ancestors."""
     found = []
@@ -153,6 +169,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         install_dunders(cls, list(cls.__tether_fields__), init=init, repr=repr, eq=eq, order=order,
                         unsafe_hash=unsafe_hash, match_args=match_args, py_class_mode=False)
         cls.__ffi_is_dataclass__ = True
+        _install_raw_init(cls)
         return cls
 
     return decorator
