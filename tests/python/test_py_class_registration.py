@@ -301,3 +301,19 @@ def test_c_class_instances_construct_in_place_through_ffi_init():
     other = _TestCxxClassDerivedDerived.__new__(_TestCxxClassDerivedDerived)
     with pytest.raises(TypeError, match="not supported"):
         _TestCxxClassDerived.__ffi_init__(other, 1, 2, 3.0)
+
+
+def test_field_properties_expose_fset_like_property():
+    @dc.py_class(_key("Frozen"), frozen=True)
+    class Frozen(dc.Object):
+        x: int
+
+    @dc.py_class(_key("Mutable"))
+    class Mutable(dc.Object):
+        x: int
+
+    assert Frozen.__dict__["x"].fset is None
+    setter = Mutable.__dict__["x"].fset
+    obj = Mutable(1)
+    setter(obj, 2)
+    assert obj.x == 2

@@ -38,6 +38,11 @@ class FieldProperty(_ffi.FieldDescriptor):
             raise AttributeError(f"property of {type(obj).__name__!r} object has no setter")
         self.set(obj, value)
 
+    @property
+    def fset(self) -> Any:
+        """The setter, as ``property.fset``: None for a frozen field."""
+        return None if self.frozen else self.__set__
+
     def __delete__(self, obj: Any) -> None:
         raise AttributeError(f"property of {type(obj).__name__!r} object has no deleter")
 
