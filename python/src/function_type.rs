@@ -155,8 +155,11 @@ pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<
         flags: (ffi::Py_TPFLAGS_DEFAULT | ffi::Py_TPFLAGS_BASETYPE | ffi::Py_TPFLAGS_HAVE_VECTORCALL) as u32,
         slots: slots.as_mut_ptr(),
     };
-    // SAFETY: a valid spec and base; the result is a new reference or NULL.
-    let t = unsafe { ffi::PyType_FromSpecWithBases(&mut spec, base.as_ptr()) };
+    // CPython 3.9 accepts only a tuple of bases here (3.10+ also a type).
+    let bases = pyo3::types::PyTuple::new(py, [base])?;
+    // SAFETY: a valid spec and a tuple of bases; the result is a new
+    // reference or NULL.
+    let t = unsafe { ffi::PyType_FromSpecWithBases(&mut spec, bases.as_ptr()) };
     if t.is_null() {
         return Err(PyErr::fetch(py));
     }
