@@ -23,58 +23,11 @@ use crate::dataclass;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::ObjectRef;
-use crate::structural::deep_stack;
 use crate::type_registry;
 
 use super::repr::dtype_text;
 
-const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-pub fn base64_encode(data: &[u8]) -> String {
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
-        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
-        for k in 0..4 {
-            if k <= chunk.len() {
-                out.push(B64[(n >> (18 - 6 * k)) as usize & 63] as char);
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-pub fn base64_decode(text: &[u8]) -> Result<Vec<u8>, Error> {
-    let bad = || Error::value_error("Invalid base64 data in JSON graph");
-    if text.len() % 4 != 0 {
-        return Err(bad());
-    }
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    for chunk in text.chunks(4) {
-        let mut n = 0u32;
-        let mut pad = 0;
-        for &c in chunk {
-            let v = match c {
-                b'A'..=b'Z' => c - b'A',
-                b'a'..=b'z' => c - b'a' + 26,
-                b'0'..=b'9' => c - b'0' + 52,
-                b'+' => 62,
-                b'/' => 63,
-                b'=' => {
-                    pad += 1;
-                    0
-                }
-                _ => return Err(bad()),
-            };
-            n = n << 6 | v as u32;
-        }
-        let bytes = [(n >> 16) as u8, (n >> 8) as u8, n as u8];
-        out.extend_from_slice(&bytes[..3 - pad.min(2)]);
-    }
-    Ok(out)
-}
+pub use super::base64::{base64_decode, base64_encode};
 
 fn parse_dtype(s: &str) -> Result<DLDataType, Error> {
     // The inverse of `dtype_text`: the core's parser, every code included.
@@ -408,23 +361,98 @@ fn index_list(data: &Any) -> Result<Vec<i64>, Error> {
     Array::from_object(data.get::<ObjectRef>()?)?.iter().map(|v| v.get::<i64>()).collect()
 }
 
-impl Reader {
-    fn node(&mut self, i: i64) -> Result<Any, Error> {
-        if i < 0 || i as usize >= self.nodes.len() {
-            return Err(invalid(format!("invalid node index {i}")));
+/// The node indices a node's data refers to (none for leaves and for
+/// objects read by their `__data_from_json__` hook).
+fn children_of(node: &Any) -> Result<Vec<i64>, Error> {
+    let node = Map::from_object(node.get::<ObjectRef>().map_err(|_| invalid("a node is not an object"))?)?;
+    let ty: String = field(&node, "type")?.get()?;
+    let Some(index) = type_registry::key_to_index(ty.as_bytes()) else { return Ok(Vec::new()) };
+    match index {
+        ti::kTVMFFIArray | ti::kTVMFFIList => index_list(&field(&node, "data")?),
+        ti::kTVMFFIMap | ti::kTVMFFIDict => {
+            let idx = index_list(&field(&node, "data")?)?;
+            if idx.len() % 2 != 0 {
+                return Err(invalid(format!(
+                    "Map/Dict data must contain an even number of [key, value] entries, got {}",
+                    idx.len()
+                )));
+            }
+            Ok(idx)
         }
+        i if i >= ti::kTVMFFIStaticObjectEnd => {
+            if type_registry::attr_value(i, b"__data_from_json__").is_some() {
+                return Ok(Vec::new());
+            }
+            let Ok(fields) = field(&node, "data")?.get::<ObjectRef>().and_then(Map::from_object) else { return Ok(Vec::new()) };
+            let mut out = Vec::new();
+            for f in type_registry::all_fields(i) {
+                let inline = matches!(
+                    f.field_static_type_index,
+                    ti::kTVMFFINone | ti::kTVMFFIBool | ti::kTVMFFIInt | ti::kTVMFFIFloat | ti::kTVMFFIDataType
+                );
+                if let (false, Some(raw)) = (inline, fields.get(&Any::string(&crate::structural::field_name(f))?)) {
+                    out.push(raw.get::<i64>()?);
+                }
+            }
+            Ok(out)
+        }
+        _ => Ok(Vec::new()),
+    }
+}
+
+impl Reader {
+    /// The value of node `i`. Its reachable nodes are decoded first, in a
+    /// post-order found on an explicit stack (depth costs heap, not native
+    /// stack), so each node is decoded when all its children exist.
+    fn node(&mut self, i: i64) -> Result<Any, Error> {
+        self.check_index(i)?;
         if let Some(v) = &self.decoded[i as usize] {
             return Ok(v.clone());
         }
-        if !self.active.insert(i) {
-            return Err(invalid(format!("node {i} refers to itself")));
+        if let Err(e) = self.decode_reachable(i) {
+            // After an error, nothing is being decoded any more.
+            self.active.clear();
+            return Err(e);
         }
-        let node = self.nodes[i as usize].clone();
-        let r = deep_stack::guarded(|| self.decode(&node));
-        self.active.remove(&i);
-        let v = r?;
-        self.decoded[i as usize] = Some(v.clone());
-        Ok(v)
+        Ok(self.decoded[i as usize].clone().expect("the root was decoded"))
+    }
+
+    fn check_index(&self, i: i64) -> Result<(), Error> {
+        if i < 0 || i as usize >= self.nodes.len() {
+            return Err(invalid(format!("invalid node index {i}")));
+        }
+        Ok(())
+    }
+
+    fn decode_reachable(&mut self, root: i64) -> Result<(), Error> {
+        // (node, children pushed): a node is expanded once, then decoded
+        // when it comes back up; the expanded, unfinished nodes are the
+        // current path, so meeting one again is a cycle.
+        let mut stack: Vec<(i64, bool)> = vec![(root, false)];
+        while let Some((i, expanded)) = stack.pop() {
+            if self.decoded[i as usize].is_some() {
+                continue;
+            }
+            if expanded {
+                let node = self.nodes[i as usize].clone();
+                let v = self.decode(&node)?;
+                self.active.remove(&i);
+                self.decoded[i as usize] = Some(v);
+                continue;
+            }
+            if !self.active.insert(i) {
+                return Err(invalid(format!("node {i} refers to itself")));
+            }
+            stack.push((i, true));
+            let node = self.nodes[i as usize].clone();
+            for c in children_of(&node)?.into_iter().rev() {
+                self.check_index(c)?;
+                if self.decoded[c as usize].is_none() {
+                    stack.push((c, false));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn decode(&mut self, node: &Any) -> Result<Any, Error> {
@@ -465,13 +493,8 @@ impl Reader {
                 }
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                // children_of checked the count before anything was decoded.
                 let idx = index_list(&data()?)?;
-                if idx.len() % 2 != 0 {
-                    return Err(invalid(format!(
-                        "Map/Dict data must contain an even number of [key, value] entries, got {}",
-                        idx.len()
-                    )));
-                }
                 let mut pairs = Vec::with_capacity(idx.len() / 2);
                 for kv in idx.chunks(2) {
                     pairs.push((self.node(kv[0])?, self.node(kv[1])?));

@@ -4,6 +4,7 @@
 //! forms), the printable form ([`repr`], `ffi.ReprPrint`), and deep copies
 //! ([`deep_copy`], `ffi.DeepCopy`).
 
+pub mod base64;
 pub mod c_number_format;
 pub mod deep_copy;
 pub mod json;
