@@ -16,9 +16,9 @@
 //! turns every "cannot order" condition (different types, NaN, maps, cycles)
 //! into plain inequality or equality the way TVM-FFI does. A pair of objects
 //! met again while it is being compared is a cycle: equal under `eq_only`,
-//! a ValueError when ordering. Recursion continues on a new stack segment
-//! of the calling thread when deep ([`super::deep_stack`]); like TVM-FFI,
-//! nesting past 2^20 levels is refused with a ValueError.
+//! a ValueError when ordering. The comparison runs on an explicit stack of
+//! open pairs on the calling thread; like TVM-FFI, nesting past 2^20 levels
+//! is refused with a ValueError.
 
 use std::collections::HashSet;
 
@@ -60,6 +60,13 @@ enum Frame {
     Object(Vec<(Any, Any)>),
 }
 
+/// A pair whose children are being compared, from `next` on.
+struct OpenPair {
+    frame: Frame,
+    next: usize,
+    pair: (usize, usize),
+}
+
 fn sign(o: std::cmp::Ordering) -> i32 {
     o as i32
 }
@@ -77,11 +84,88 @@ impl Comparer {
         Comparer { eq_only, on_stack: HashSet::new(), depth: 0 }
     }
 
+    /// Compare on an explicit stack of open pairs, so nesting depth costs
+    /// heap memory, not native stack (only a type's hook nests natively).
     fn compare(&mut self, lhs: &Any, rhs: &Any) -> Result<i32, Error> {
-        if let Some(c) = self.immediate(lhs, rhs)? {
-            return Ok(c);
+        let mut stack: Vec<OpenPair> = Vec::new();
+        let r = self.run(lhs, rhs, &mut stack);
+        if r.is_err() {
+            for open in stack {
+                self.leave(&open);
+            }
         }
-        self.compare_frame(lhs, rhs)
+        r
+    }
+
+    fn run(&mut self, lhs: &Any, rhs: &Any, stack: &mut Vec<OpenPair>) -> Result<i32, Error> {
+        let mut done = match self.start(lhs, rhs)? {
+            Ok(c) => return Ok(c),
+            Err(open) => {
+                stack.push(open);
+                None
+            }
+        };
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.expect("the root's result"));
+            };
+            let result = match done.take() {
+                // A difference inside a map leaves the maps unordered.
+                Some(c) if c != 0 && matches!(top.frame, Frame::Map(_)) && !self.eq_only => {
+                    return Err(Error::type_error("Cannot order Map/Dict values"));
+                }
+                Some(c) if c != 0 => Some(c),
+                _ => {
+                    let pairs = match &top.frame {
+                        Frame::Sequence { pairs, .. } | Frame::Map(pairs) | Frame::Object(pairs) => pairs,
+                    };
+                    match pairs.get(top.next).cloned() {
+                        Some((a, b)) => {
+                            top.next += 1;
+                            match self.start(&a, &b)? {
+                                Ok(c) => done = Some(c),
+                                Err(open) => stack.push(open),
+                            }
+                            None
+                        }
+                        None => Some(match &top.frame {
+                            Frame::Sequence { lhs_len, rhs_len, .. } => sign(lhs_len.cmp(rhs_len)),
+                            _ => 0,
+                        }),
+                    }
+                }
+            };
+            if let Some(c) = result {
+                let open = stack.pop().expect("the frame read above");
+                self.leave(&open);
+                done = Some(c);
+            }
+        }
+    }
+
+    /// The result of a pair decided without descending, or its open frame
+    /// (entered on the cycle set and the depth count).
+    fn start(&mut self, lhs: &Any, rhs: &Any) -> Result<Result<i32, OpenPair>, Error> {
+        if let Some(c) = self.immediate(lhs, rhs)? {
+            return Ok(Ok(c));
+        }
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::value_error(format!("RecursiveCompare: maximum stack depth ({MAX_DEPTH}) exceeded")));
+        }
+        let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
+        let frame = match self.frame(lo.clone(), ro.clone())? {
+            Ok(frame) => frame,
+            Err(eager) => return Ok(Ok(eager)),
+        };
+        let pair = (lo.as_ptr() as usize, ro.as_ptr() as usize);
+        self.on_stack.insert(pair);
+        self.depth += 1;
+        Ok(Err(OpenPair { frame, next: 0, pair }))
+    }
+
+    fn leave(&mut self, open: &OpenPair) {
+        self.depth -= 1;
+        self.on_stack.remove(&open.pair);
     }
 
     /// "Cannot order" under ordering, `eq_result` under `eq_only`.
@@ -193,8 +277,12 @@ impl Comparer {
         let body: CallbackBody = if is_eq_hook { eq_callback } else { compare_callback };
         self.on_stack.insert(pair);
         let (l, r) = (Any::from_object(lo.clone()), Any::from_object(ro.clone()));
-        let result = super::hook_callback::with_scoped_callback(self, body, |cb| {
-            hook.call(&[l, r, Any::from_object(cb.as_object().clone())])
+        // Hooks nest natively (through their callback): grow this thread's
+        // stack when it runs low.
+        let result = deep_stack::guarded(|| {
+            super::hook_callback::with_scoped_callback(self, body, |cb| {
+                hook.call(&[l, r, Any::from_object(cb.as_object().clone())])
+            })
         });
         self.on_stack.remove(&pair);
         let result = result?;
@@ -203,25 +291,6 @@ impl Comparer {
         } else {
             result.get::<i64>()? as i32
         }))
-    }
-
-    /// Compare the children of an object or container pair.
-    fn compare_frame(&mut self, lhs: &Any, rhs: &Any) -> Result<i32, Error> {
-        if self.depth >= MAX_DEPTH {
-            return Err(Error::value_error(format!("RecursiveCompare: maximum stack depth ({MAX_DEPTH}) exceeded")));
-        }
-        let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
-        let frame = match self.frame(lo.clone(), ro.clone())? {
-            Ok(frame) => frame,
-            Err(eager) => return Ok(eager),
-        };
-        let pair = (lo.as_ptr() as usize, ro.as_ptr() as usize);
-        self.on_stack.insert(pair);
-        self.depth += 1;
-        let result = deep_stack::guarded(|| self.compare_children(&frame));
-        self.depth -= 1;
-        self.on_stack.remove(&pair);
-        result
     }
 
     /// The frame of a pair, or the result decided without one (maps with
@@ -266,28 +335,6 @@ impl Comparer {
                 Ok(Ok(Frame::Object(pairs)))
             }
         }
-    }
-
-    fn compare_children(&mut self, frame: &Frame) -> Result<i32, Error> {
-        let (pairs, is_map) = match frame {
-            Frame::Sequence { pairs, .. } => (pairs, false),
-            Frame::Map(pairs) => (pairs, true),
-            Frame::Object(pairs) => (pairs, false),
-        };
-        for (a, b) in pairs {
-            let c = self.compare(a, b)?;
-            if c != 0 {
-                // A difference inside a map leaves the maps unordered.
-                if is_map && !self.eq_only {
-                    return Err(Error::type_error("Cannot order Map/Dict values"));
-                }
-                return Ok(c);
-            }
-        }
-        Ok(match frame {
-            Frame::Sequence { lhs_len, rhs_len, .. } => sign(lhs_len.cmp(rhs_len)),
-            _ => 0,
-        })
     }
 
     /// A nested comparison started by a hook's callback: a fresh depth
