@@ -14,8 +14,8 @@
 //! no `__ffi_hash__` is refused, since its hash could not follow its
 //! equality. Each object is hashed once (memoized by address); an object
 //! met again while its own hash is being computed (a cycle) contributes its
-//! type key hash. Deep nesting continues on a new stack segment of the
-//! calling thread, and past 2^20 levels is refused like TVM-FFI's.
+//! type key hash. The hash runs on an explicit stack of open objects on the
+//! calling thread, and nesting past 2^20 levels is refused like TVM-FFI's.
 
 use std::collections::{HashMap, HashSet};
 
@@ -81,11 +81,99 @@ fn pod_hash(value: &Any) -> u64 {
 }
 
 impl Hasher {
+    /// Hash on an explicit stack of open objects, so nesting depth costs
+    /// heap memory, not native stack (only `__ffi_hash__` hooks nest
+    /// natively, on a grown stack).
     fn hash(&mut self, value: &Any) -> Result<u64, Error> {
-        if let Some(h) = self.immediate(value)? {
-            return Ok(h);
+        let mut stack: Vec<OpenObject> = Vec::new();
+        let r = self.run(value, &mut stack);
+        if r.is_err() {
+            for open in stack {
+                self.depth -= 1;
+                self.on_stack.remove(&(open.obj.as_ptr() as usize));
+            }
         }
-        self.hash_frame(value.as_object().expect("frames are objects"))
+        r
+    }
+
+    fn run(&mut self, root: &Any, stack: &mut Vec<OpenObject>) -> Result<u64, Error> {
+        let mut done = match self.start(root)? {
+            Ok(h) => return Ok(h),
+            Err(open) => {
+                stack.push(open);
+                None
+            }
+        };
+        loop {
+            let Some(top) = stack.last_mut() else {
+                return Ok(done.expect("the root's hash"));
+            };
+            if let Some(h) = done.take() {
+                top.accept(h);
+            }
+            match top.next_child()? {
+                Some(child) => match self.start(&child)? {
+                    Ok(h) => done = Some(h),
+                    Err(open) => stack.push(open),
+                },
+                None => {
+                    let open = stack.pop().expect("the frame read above");
+                    done = Some(self.finish(open));
+                }
+            }
+        }
+    }
+
+    /// The hash of a value decided without descending, or its open frame
+    /// (entered on the cycle set and the depth count).
+    fn start(&mut self, value: &Any) -> Result<Result<u64, OpenObject>, Error> {
+        if let Some(h) = self.immediate(value)? {
+            return Ok(Ok(h));
+        }
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::value_error(format!("ObjectGraphDFS: maximum stack depth ({MAX_DEPTH}) exceeded")));
+        }
+        let obj = value.as_object().expect("frames are objects");
+        let index = obj.type_index();
+        let key_hash = type_index_key_hash(index);
+        let children = match index {
+            ti::kTVMFFIArray | ti::kTVMFFIList => {
+                let items = super::recursive_compare::sequence_items(obj.clone())?;
+                let h = hash_combine(key_hash, items.len() as u64);
+                Children::Sequence { items, h }
+            }
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let map = MapLike::from_object(obj.clone())?;
+                let h = hash_combine(key_hash, map.len() as u64);
+                Children::Map { items: map.items(), key: None, entries: Vec::with_capacity(map.len()), h }
+            }
+            _ => {
+                let fields = type_registry::all_fields(index)
+                    .into_iter()
+                    .filter(|f| f.flags & (field_flag::kHashOff | field_flag::kCompareOff) == 0)
+                    .collect();
+                Children::Fields { fields, h: key_hash }
+            }
+        };
+        self.on_stack.insert(obj.as_ptr() as usize);
+        self.depth += 1;
+        Ok(Err(OpenObject { obj, children, next: 0 }))
+    }
+
+    /// The hash of an object whose children are all hashed; leaves it.
+    fn finish(&mut self, open: OpenObject) -> u64 {
+        let h = match open.children {
+            Children::Sequence { h, .. } | Children::Fields { h, .. } => h,
+            Children::Map { mut entries, h, .. } => {
+                entries.sort_unstable();
+                entries.into_iter().fold(h, hash_combine)
+            }
+        };
+        let addr = open.obj.as_ptr() as usize;
+        self.depth -= 1;
+        self.on_stack.remove(&addr);
+        self.memo.insert(addr, (open.obj, h));
+        h
     }
 
     /// The hash when no recursion is needed (None: hash the children).
@@ -119,8 +207,12 @@ impl Hasher {
             let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
             self.on_stack.insert(addr);
             let arg = Any::from_object(obj.clone());
-            let r = super::hook_callback::with_scoped_callback(self, hash_callback, |cb| {
-                hook.call(&[arg, Any::from_object(cb.as_object().clone())])
+            // Hooks nest natively (through their callback): grow this
+            // thread's stack when it runs low.
+            let r = deep_stack::guarded(|| {
+                super::hook_callback::with_scoped_callback(self, hash_callback, |cb| {
+                    hook.call(&[arg, Any::from_object(cb.as_object().clone())])
+                })
             });
             self.on_stack.remove(&addr);
             let h = r?.get::<i64>()? as u64;
@@ -139,57 +231,48 @@ impl Hasher {
         Ok(None)
     }
 
-    fn hash_frame(&mut self, obj: ObjectRef) -> Result<u64, Error> {
-        if self.depth >= MAX_DEPTH {
-            return Err(Error::value_error(format!("ObjectGraphDFS: maximum stack depth ({MAX_DEPTH}) exceeded")));
-        }
-        let addr = obj.as_ptr() as usize;
-        self.on_stack.insert(addr);
-        self.depth += 1;
-        let result = deep_stack::guarded(|| self.hash_children(&obj));
-        self.depth -= 1;
-        self.on_stack.remove(&addr);
-        let h = result?;
-        self.memo.insert(addr, (obj, h));
-        Ok(h)
+}
+
+/// The children of an object being hashed, and its hash so far.
+enum Children {
+    Sequence { items: Vec<Any>, h: u64 },
+    /// `key` is the hash of the key whose value is being hashed.
+    Map { items: Vec<(Any, Any)>, key: Option<u64>, entries: Vec<u64>, h: u64 },
+    Fields { fields: Vec<&'static crate::abi::TVMFFIFieldInfo>, h: u64 },
+}
+
+/// An object whose children are being hashed, from `next` on (map keys and
+/// values alternate).
+struct OpenObject {
+    obj: ObjectRef,
+    children: Children,
+    next: usize,
+}
+
+impl OpenObject {
+    fn next_child(&mut self) -> Result<Option<Any>, Error> {
+        let i = self.next;
+        self.next += 1;
+        Ok(match &self.children {
+            Children::Sequence { items, .. } => items.get(i).cloned(),
+            Children::Map { items, .. } => items.get(i / 2).map(|(k, v)| if i % 2 == 0 { k.clone() } else { v.clone() }),
+            Children::Fields { fields, .. } => match fields.get(i) {
+                Some(f) => Some(super::read_field(&self.obj, f)?),
+                None => None,
+            },
+        })
     }
 
-    fn hash_children(&mut self, obj: &ObjectRef) -> Result<u64, Error> {
-        let index = obj.type_index();
-        let key_hash = type_index_key_hash(index);
-        match index {
-            ti::kTVMFFIArray | ti::kTVMFFIList => {
-                let items = super::recursive_compare::sequence_items(obj.clone())?;
-                let mut h = hash_combine(key_hash, items.len() as u64);
-                for (i, item) in items.iter().enumerate() {
-                    h = hash_combine(h, hash_combine(self.hash(item)?, i as u64));
-                }
-                Ok(h)
-            }
-            ti::kTVMFFIMap | ti::kTVMFFIDict => {
-                let map = MapLike::from_object(obj.clone())?;
-                let mut h = hash_combine(key_hash, map.len() as u64);
-                let mut entries = Vec::with_capacity(map.len());
-                for (k, v) in map.items() {
-                    let kh = self.hash(&k)?;
-                    entries.push(hash_combine(kh, self.hash(&v)?));
-                }
-                entries.sort_unstable();
-                for e in entries {
-                    h = hash_combine(h, e);
-                }
-                Ok(h)
-            }
-            _ => {
-                let mut h = key_hash;
-                for field in type_registry::all_fields(index) {
-                    if field.flags & (field_flag::kHashOff | field_flag::kCompareOff) != 0 {
-                        continue;
-                    }
-                    h = hash_combine(h, self.hash(&super::read_field(obj, field)?)?);
-                }
-                Ok(h)
-            }
+    /// Combine the hash of the child last handed out.
+    fn accept(&mut self, child: u64) {
+        let i = self.next - 1;
+        match &mut self.children {
+            Children::Sequence { h, .. } => *h = hash_combine(*h, hash_combine(child, i as u64)),
+            Children::Map { key, entries, .. } => match key.take() {
+                None => *key = Some(child),
+                Some(kh) => entries.push(hash_combine(kh, child)),
+            },
+            Children::Fields { h, .. } => *h = hash_combine(*h, child),
         }
     }
 }
