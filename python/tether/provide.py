@@ -122,11 +122,13 @@ def provide_tvm_ffi() -> None:
     # alias now -- except the one `python -m` is about to run: runpy takes the
     # spec of a module it finds in sys.modules, and that spec's loader only
     # answers to tether's name; left out, it is found through the finder.
+    # Without sys.orig_argv (CPython 3.9) that module cannot be known: only
+    # the package is aliased now, submodules resolve through the finder.
     main_module = _module_run_as_main()
     for name, module in list(sys.modules.items()):
         if name == _TARGET or name.startswith(_TARGET + "."):
             alias = _ALIAS + name[len(_TARGET):]
-            if alias != main_module:
+            if alias != main_module and (name == _TARGET or hasattr(sys, "orig_argv")):
                 sys.modules.setdefault(alias, module)
 
 
