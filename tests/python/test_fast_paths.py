@@ -357,9 +357,11 @@ def test_numpy_argument_round_trips_as_a_tensor():
 
 def test_numpy_arrays_export_in_the_form_their_flags_allow():
     # A writable ndarray is exported in DLPack's legacy form (NumPy refuses
-    # it for read-only arrays), a read-only one in the versioned form, which
-    # carries the flag: each call follows the array's flag at that moment,
-    # also when its type is the one remembered from the call before.
+    # it for read-only arrays); from_dlpack takes a read-only one in the
+    # versioned form, which carries the flag, while a call argument refuses
+    # it (the callee gets a DLTensor it may write): each conversion follows
+    # the array's flag at that moment, also when its type is the one
+    # remembered from the call before.
     import sys
 
     arr = numpy.arange(6, dtype="float32")
@@ -367,6 +369,10 @@ def test_numpy_arrays_export_in_the_form_their_flags_allow():
     for writeable in (True, False, True, False):
         arr.flags.writeable = writeable
         for convert in (echo, tether.from_dlpack):
+            if convert is echo and not writeable:
+                with pytest.raises(BufferError, match="^Cannot export readonly array"):
+                    convert(arr)
+                continue
             t = convert(arr)
             back = numpy.from_dlpack(t)
             assert back.flags.writeable is writeable and numpy.shares_memory(back, arr)
@@ -380,7 +386,9 @@ def test_numpy_arrays_export_in_the_form_their_flags_allow():
     sub = numpy.arange(3.0).view(Sub)
     sub.flags.writeable = False
     for _ in range(2):
-        assert numpy.from_dlpack(echo(sub)).flags.writeable is False
+        assert numpy.from_dlpack(tether.from_dlpack(sub)).flags.writeable is False
+        with pytest.raises(BufferError, match="DLPACK_FLAG_BITMASK_READ_ONLY"):
+            echo(sub)
 
 
 def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
@@ -391,8 +399,10 @@ def test_numpy_export_errors_and_legacy_capsules_keep_their_messages():
             echo(swapped)
     ro_swapped = numpy.zeros(3, dtype=">f4")
     ro_swapped.flags.writeable = False
-    with pytest.raises(BufferError, match="native byte order"):
+    with pytest.raises(BufferError, match="^Cannot export readonly array"):  # read-only is refused first
         echo(ro_swapped)
+    with pytest.raises(BufferError, match="native byte order"):
+        tether.from_dlpack(ro_swapped)
     cap = numpy.arange(4.0).__dlpack__()
     assert "versioned" not in repr(cap)
     assert numpy.array_equal(numpy.from_dlpack(echo(cap)), numpy.arange(4.0))

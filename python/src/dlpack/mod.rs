@@ -105,8 +105,11 @@ impl TensorTypeMemo {
         {
             let m = TENSOR_TYPE.get(py).get();
             if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
+                if m.ndarray && !ndarray_is_writeable(obj) {
+                    return Some(Err(read_only_ndarray_error()));
+                }
                 let form = if m.ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, 0, false));
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, 0, false, Access::Writable));
             }
         }
         #[cfg(Py_GIL_DISABLED)]
@@ -172,8 +175,11 @@ impl TensorTypeMemo {
                 unsafe { ffi::Py_DECREF(old.method) };
             }
         }
+        if ndarray && !ndarray_is_writeable(obj) {
+            return Err(read_only_ndarray_error());
+        }
         let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false)
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false, Access::Writable)
     }
 }
 
@@ -208,11 +214,11 @@ unsafe fn legacy_ndarray_export(py: Python<'_>, obj: *mut ffi::PyObject, method:
             }
             ffi::PyErr_Clear();
             let o = pyo3::Borrowed::from_ptr(py, obj);
-            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false));
+            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false, Access::Writable));
         }
         let name = if ffi::PyCapsule_CheckExact(cap) == 1 { ffi::PyCapsule_GetName(cap) } else { ptr::null() };
         if name.is_null() || !c_str_is(name, LEGACY) {
-            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false));
+            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false, Access::Writable));
         }
         let managed = ffi::PyCapsule_GetPointer(cap, name) as *mut DLManagedTensor;
         let mut out: *mut c_void = ptr::null_mut();
@@ -267,6 +273,35 @@ struct NdArrayHead {
 /// `NPY_ARRAY_WRITEABLE`.
 const NPY_ARRAY_WRITEABLE: c_int = 0x0400;
 
+/// Whether the exact `ndarray` `obj` is writeable (`NPY_ARRAY_WRITEABLE`).
+fn ndarray_is_writeable(obj: &Bound<'_, PyAny>) -> bool {
+    // SAFETY: `obj` is a live ndarray (the caller checked its exact
+    // type), whose object starts with the fields above.
+    unsafe { (*(obj.as_ptr() as *const NdArrayHead)).flags & NPY_ARRAY_WRITEABLE != 0 }
+}
+
+/// What a call argument refuses for a read-only `ndarray`: the
+/// `BufferError` NumPy's own DLPack export raises for one, which is what
+/// TVM-FFI's bindings (exporting through it) report for the same argument.
+fn read_only_ndarray_error() -> PyErr {
+    PyBufferError::new_err(
+        "Cannot export readonly array since signalling readonly is unsupported by DLPack (supported by newer DLPack version).",
+    )
+}
+
+/// Whether a conversion may produce a Tensor over read-only memory.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Access {
+    /// `from_dlpack`: the Tensor keeps the producer's read-only flag (and
+    /// exports it again), so the memory stays read-only for consumers that
+    /// read the flag.
+    ReadOnlyKept,
+    /// A call argument (or any implicit conversion): the callee receives a
+    /// bare `DLTensor`, which carries no flag and may be written, so
+    /// read-only memory is refused with `BufferError`.
+    Writable,
+}
+
 /// The export form for an exact `ndarray`. The versioned capsule costs
 /// NumPy a keyword parse that `__dlpack__()` does not, and for a writable
 /// array the two say the same: NumPy's legacy export refuses read-only
@@ -313,7 +348,7 @@ fn unbound_dlpack(obj: &Bound<'_, PyAny>) -> *mut ffi::PyObject {
 pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
     // SAFETY: a type check on a live object.
     if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
-        return from_capsule(py, obj, align, contiguous);
+        return from_capsule(py, obj, align, contiguous, Access::ReadOnlyKept);
     }
     let api = exchange_api(obj);
     let name = pyo3::intern!(py, "__dlpack__");
@@ -328,12 +363,13 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
         )));
     }
     let form = if is_exact_ndarray(obj) { ndarray_export_form(obj) } else { ExportForm::Versioned };
-    tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous)
+    tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous, Access::ReadOnlyKept)
 }
 
 /// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
 /// (its type's exchange table, or NULL) when that can export, else by
 /// `__dlpack__` in the given form, which the caller found it has.
+#[allow(clippy::too_many_arguments)]
 fn tensor_from_exporter(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
@@ -342,10 +378,11 @@ fn tensor_from_exporter(
     form: ExportForm,
     align: i32,
     contiguous: bool,
+    access: Access,
 ) -> PyResult<OwnedAny> {
     // SAFETY: a type check on a live object.
     if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
-        return from_capsule(py, obj, align, contiguous);
+        return from_capsule(py, obj, align, contiguous, access);
     }
     if !api.is_null() {
         // SAFETY: the producer's own table, for an object of its type.
@@ -355,7 +392,17 @@ fn tensor_from_exporter(
             if unsafe { export(obj.as_ptr() as *mut c_void, &mut managed) } != 0 || managed.is_null() {
                 return Err(PyErr::take(py).unwrap_or_else(|| PyBufferError::new_err("DLPack export failed")));
             }
-            return adopt_versioned(py, managed, align, contiguous);
+            let t = adopt_versioned(py, managed, align, contiguous, access);
+            if t.is_err() {
+                // Not adopted: the managed tensor is still ours to delete.
+                // SAFETY: the producer's live managed tensor, deleted once.
+                unsafe {
+                    if let Some(d) = (*managed).deleter {
+                        d(managed);
+                    }
+                }
+            }
+            return t;
         }
     }
     let name = pyo3::intern!(py, "__dlpack__");
@@ -371,7 +418,7 @@ fn tensor_from_exporter(
         };
         if !raw.is_null() {
             // SAFETY: a new reference.
-            return from_capsule(py, &unsafe { Bound::from_owned_ptr(py, raw) }, align, contiguous);
+            return from_capsule(py, &unsafe { Bound::from_owned_ptr(py, raw) }, align, contiguous, access);
         }
         let e = PyErr::fetch(py);
         if !e.is_instance_of::<PyBufferError>(py) {
@@ -412,10 +459,12 @@ fn tensor_from_exporter(
         // SAFETY: a new reference.
         unsafe { Bound::from_owned_ptr(py, raw) }
     };
-    from_capsule(py, &capsule, align, contiguous)
+    from_capsule(py, &capsule, align, contiguous, access)
 }
 
-fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
+/// A Tensor adopting the managed tensor of an unused DLPack capsule
+/// (renamed used on success; on failure its destructor still owns it).
+fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: bool, access: Access) -> PyResult<OwnedAny> {
     // SAFETY: capsule names and pointers are read per the module invariants.
     unsafe {
         let c = cap.as_ptr();
@@ -428,7 +477,7 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
             if managed.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            let t = adopt_versioned(py, managed, align, contiguous)?;
+            let t = adopt_versioned(py, managed, align, contiguous, access)?;
             ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
             return Ok(t);
         }
@@ -468,8 +517,23 @@ unsafe fn c_str_is(s: *const std::ffi::c_char, expected: &CStr) -> bool {
     true
 }
 
-/// Hand a versioned managed tensor to the core (which owns it on success).
-fn adopt_versioned(py: Python<'_>, managed: *mut DLManagedTensorVersioned, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
+/// Hand a versioned managed tensor to the core (which owns it on success;
+/// on failure the caller still does). With [`Access::Writable`] one
+/// flagged read-only is refused before the core sees it.
+fn adopt_versioned(
+    py: Python<'_>,
+    managed: *mut DLManagedTensorVersioned,
+    align: i32,
+    contiguous: bool,
+    access: Access,
+) -> PyResult<OwnedAny> {
+    // SAFETY: a live managed tensor (the producer's contract).
+    if access == Access::Writable && unsafe { (*managed).flags } & tether_sys::dlpack::DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
+        return Err(PyBufferError::new_err(
+            "cannot pass a read-only DLPack tensor (its producer set DLPACK_FLAG_BITMASK_READ_ONLY) as an argument: \
+             the callee receives a DLTensor it may write to; pass a writable copy",
+        ));
+    }
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: a managed tensor the caller owns; the core takes it only on success.
     if unsafe { TVMFFITensorFromDLPackVersioned(managed, align, contiguous as i32, &mut out) } != 0 {

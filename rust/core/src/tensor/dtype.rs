@@ -43,6 +43,12 @@ fn code_name(c: u8) -> Option<&'static str> {
     })
 }
 
+/// Whether a producer's type code means something here: a builtin code
+/// (complex included, which has no name) or one in the custom range.
+pub(crate) fn is_known_code(c: u8) -> bool {
+    c == code::kDLComplex || c >= code::kDLExtCustomBegin || code_name(c).is_some()
+}
+
 /// The global functions a custom-type registry (TVM's) provides.
 const GET_CUSTOM_TYPE_NAME: &str = "dtype.get_custom_type_name";
 const GET_CUSTOM_TYPE_CODE: &str = "dtype.get_custom_type_code";

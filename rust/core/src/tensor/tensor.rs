@@ -189,6 +189,9 @@ fn check_dl_tensor(t: &DLTensor, func: &str) -> Result<(), Error> {
     if t.ndim > 0 && t.shape.is_null() {
         return Err(Error::value_error(format!("{func}: shape is NULL for a {}-d tensor", t.ndim)));
     }
+    if !super::dtype::is_known_code(t.dtype.code) {
+        return Err(Error::value_error(format!("{func}: data type code {} is unknown", t.dtype.code)));
+    }
     if t.dtype.bits == 0 || t.dtype.lanes == 0 {
         return Err(Error::value_error(format!(
             "{func}: data type (code {}, bits {}, lanes {}) has no bits or no lanes",
@@ -215,6 +218,37 @@ fn check_dl_tensor(t: &DLTensor, func: &str) -> Result<(), Error> {
     }
     if t.byte_offset.checked_add(bytes).is_none() {
         return Err(Error::value_error(format!("{func}: byte_offset {} overflows", t.byte_offset)));
+    }
+    // SAFETY: as for the shape; non-NULL strides have `ndim` entries.
+    if let Some(strides) = unsafe { strides_of(t) } {
+        check_strided_extent(shape, strides, t, func)?;
+    }
+    Ok(())
+}
+
+/// Strided tensors: the memory the strides address (from the lowest to the
+/// highest element, in either direction) must have a byte size that fits,
+/// with the byte offset, in the address space, as the packed size must.
+/// A tensor with no elements addresses nothing, whatever its strides.
+fn check_strided_extent(shape: &[i64], strides: &[i64], t: &DLTensor, func: &str) -> Result<(), Error> {
+    if shape.contains(&0) {
+        return Ok(());
+    }
+    let overflow = || {
+        Error::value_error(format!("{func}: the memory addressed by shape {shape:?} and strides {strides:?} overflows"))
+    };
+    let mut span: u64 = 0;
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        let reach = (extent as u64 - 1).checked_mul(stride.unsigned_abs()).ok_or_else(overflow)?;
+        span = span.checked_add(reach).ok_or_else(overflow)?;
+    }
+    let bytes = span
+        .checked_add(1)
+        .and_then(|elements| checked_data_size(elements, t.dtype))
+        .filter(|b| *b <= isize::MAX as u64)
+        .ok_or_else(overflow)?;
+    if t.byte_offset.checked_add(bytes).is_none() {
+        return Err(overflow());
     }
     Ok(())
 }
