@@ -33,7 +33,9 @@ use crate::convert::{self, handle_of, OwnedAny};
 use crate::error_bridge::take_ffi_error;
 
 mod exchange_api;
+mod export;
 use exchange_api::{exchange_api, ExchangeApi};
+pub use export::tensor_to_dlpack;
 
 const LEGACY: &CStr = c"dltensor";
 const LEGACY_USED: &CStr = c"used_dltensor";
@@ -540,75 +542,6 @@ fn adopt_versioned(
         return Err(take_ffi_error(py));
     }
     Ok(OwnedAny::from_handle(out as *mut TVMFFIObject))
-}
-
-unsafe extern "C" fn delete_unconsumed_versioned(cap: *mut ffi::PyObject) {
-    // SAFETY: called by CPython with the GIL; a capsule still carrying its
-    // original name was not consumed, so its managed tensor is ours to delete.
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, VERSIONED.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(cap, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-        } else {
-            ffi::PyErr_Clear(); // IsValid failing sets no error, but be safe in a destructor
-        }
-    }
-}
-
-unsafe extern "C" fn delete_unconsumed_legacy(cap: *mut ffi::PyObject) {
-    // SAFETY: as above, for the legacy form.
-    unsafe {
-        if ffi::PyCapsule_IsValid(cap, LEGACY.as_ptr()) == 1 {
-            let m = ffi::PyCapsule_GetPointer(cap, LEGACY.as_ptr()) as *mut DLManagedTensor;
-            if let Some(d) = (*m).deleter {
-                d(m);
-            }
-        } else {
-            ffi::PyErr_Clear();
-        }
-    }
-}
-
-/// A DLPack capsule sharing the Tensor's memory (and holding a reference).
-#[pyfunction]
-pub fn tensor_to_dlpack(py: Python<'_>, t: &Bound<'_, PyAny>, versioned: bool) -> PyResult<PyObject> {
-    let h = tensor_handle(t)?;
-    // SAFETY: a live Tensor; the capsule owns the managed tensor until consumed.
-    unsafe {
-        let (managed, name, dtor): (*mut c_void, &CStr, ffi::PyCapsule_Destructor) = if versioned {
-            let mut out: *mut DLManagedTensorVersioned = ptr::null_mut();
-            if TVMFFITensorToDLPackVersioned(h as *mut c_void, &mut out) != 0 {
-                return Err(take_ffi_error(py));
-            }
-            (out as *mut c_void, VERSIONED, delete_unconsumed_versioned)
-        } else {
-            let mut out: *mut DLManagedTensor = ptr::null_mut();
-            if TVMFFITensorToDLPack(h as *mut c_void, &mut out) != 0 {
-                return Err(take_ffi_error(py));
-            }
-            (out as *mut c_void, LEGACY, delete_unconsumed_legacy)
-        };
-        let cap = ffi::PyCapsule_New(managed, name.as_ptr(), Some(dtor));
-        if cap.is_null() {
-            let err = PyErr::fetch(py);
-            // Not wrapped: delete it here, as the capsule would have.
-            if versioned {
-                let m = managed as *mut DLManagedTensorVersioned;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            } else {
-                let m = managed as *mut DLManagedTensor;
-                if let Some(d) = (*m).deleter {
-                    d(m);
-                }
-            }
-            return Err(err);
-        }
-        Ok(PyObject::from_owned_ptr(py, cap))
-    }
 }
 
 fn tensor_handle(t: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
