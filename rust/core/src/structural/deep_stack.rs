@@ -1,13 +1,17 @@
-//! Deep recursion on the caller's thread: the structural algorithms recurse
-//! once per nesting level, and object graphs can be nested millions deep.
-//! [`guarded`] runs a step directly while the current thread has stack to
-//! spare, and otherwise continues it on a fresh stack segment of the same
-//! thread (the `stacker` crate's segmented stacks, as rustc uses), freed
-//! when the step returns. Depth is bounded by memory, not by the thread's
-//! stack, and everything a step does — frontend callbacks included — runs
-//! on the calling thread: its thread-locals, the frontend's context
-//! variables and any lock it holds (a Python extension's GIL) stay valid,
-//! so a callback at depth 10^6 sees what one at depth 1 sees.
+//! Deep native recursion on the caller's thread. The core's algorithms keep
+//! their own work on explicit stacks; what still nests natively is what the
+//! core does not control: the visitor/mutator protocol (a type's native
+//! `__s_visit__` / `__s_mutate__` hook calls back `visit(child)` through the
+//! visitor's vtable), custom hooks (`__s_equal__`, `__s_hash__`,
+//! `__ffi_repr__`, `__ffi_eq__`, `__ffi_hash__`) re-entering through their
+//! callbacks, and the access-path search of visit error contexts.
+//! [`guarded`] runs such a step directly while the current thread has stack
+//! to spare, and otherwise continues it on a fresh stack segment of the
+//! same thread (the `stacker` crate's segmented stacks, as rustc uses),
+//! freed when the step returns. Everything a step does — frontend callbacks
+//! included — runs on the calling thread: its thread-locals, the frontend's
+//! context variables and any lock it holds (a Python extension's GIL) stay
+//! valid, so a callback at depth 10^6 sees what one at depth 1 sees.
 //!
 //! Memory is linear in the depth reached: one segment per [`SEGMENT`] bytes
 //! of frames, each mapped lazily and unmapped on the way back up.
