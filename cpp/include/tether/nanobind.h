@@ -99,8 +99,15 @@ inline int RaiseFromSlot(void*, const TVMFFIAny* args, int32_t num_args, TVMFFIA
 
 /* The Python objects the casters use, looked up once per library. Hidden,
  * as nanobind's own types are (GCC warns when a type is more visible than
- * its fields). */
-struct NB_HIDDEN Bridge {
+ * its fields); nanobind 2 (the last for CPython 3.9) has no NB_HIDDEN. */
+#if defined(NB_HIDDEN)
+#define TETHER_NB_HIDDEN NB_HIDDEN
+#elif defined(_WIN32)
+#define TETHER_NB_HIDDEN
+#else
+#define TETHER_NB_HIDDEN __attribute__((visibility("hidden")))
+#endif
+struct TETHER_NB_HIDDEN Bridge {
   ::nanobind::object take;       // tether Function over TakeFromSlot
   ::nanobind::object store;      // tether Function over StoreToSlot
   ::nanobind::object raise;      // tether Function over RaiseFromSlot
