@@ -3,6 +3,8 @@
 #   make demo       build the core and the Python package, run both demos
 #   make test       build everything and run every test suite
 #   make sanitize   Rust suites under ASan/TSan (nightly), Python suite under valgrind
+#   make fuzz       libFuzzer targets (cargo-fuzz, nightly), FUZZ_SECONDS each
+#   make test-asan  Python suite over an ASan/UBSan build of the core
 #   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
 #   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, flake evaluation
 
@@ -16,7 +18,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
-	python sanitize clean bench bench-quick
+	python sanitize fuzz test-asan clean bench bench-quick
 
 all: build
 
@@ -255,6 +257,57 @@ sanitize:
 	$(MAKE) python
 	cd tests/python && PYTHONMALLOC=malloc valgrind --quiet --error-exitcode=99 \
 	    --suppressions=$(CURDIR)/tests/python/valgrind-python.supp $(PY) -m pytest -q -p no:cacheprovider
+
+# libFuzzer targets (rust/fuzz, a workspace of its own) for the core's
+# parsers and graph algorithms: JSON text, JSON graphs, structural equal/hash
+# on deep and cyclic values, DLPack import, BigInt text and bytes, the
+# library-binary module tree, data type strings. Each runs FUZZ_SECONDS from
+# its seed corpus (rust/fuzz/corpus/<target>, read only; new inputs go to
+# target/fuzz/corpus/<target>, crashes to target/fuzz/artifacts/<target>/);
+# any crash, leak or failed assertion fails the target. Not part of `test`.
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := json_text json_graph structural dlpack_import big_int library_bin dtype_text
+FUZZ := $(CARGO) +nightly fuzz
+
+fuzz:
+	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	$(FUZZ) build --fuzz-dir rust/fuzz -O -a --target-dir $(TARGET)/fuzz
+	set -e; for t in $(FUZZ_TARGETS); do \
+	    mkdir -p $(TARGET)/fuzz/corpus/$$t $(TARGET)/fuzz/artifacts/$$t; \
+	    $(FUZZ) run --fuzz-dir rust/fuzz -O -a --target-dir $(TARGET)/fuzz $$t \
+	        $(TARGET)/fuzz/corpus/$$t rust/fuzz/corpus/$$t -- \
+	        -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(TARGET)/fuzz/artifacts/$$t/; \
+	done
+
+# The Python suite over an AddressSanitizer build of the core and the
+# testing library (nightly -Zsanitizer=address; their C++ shims compiled by
+# clang with -fsanitize=address,undefined), swapped into a copy of the
+# installed package in target/asan/site that PYTHONPATH puts first; the
+# extension itself is the installed one. CPython is not instrumented, so
+# clang's shared ASan runtime (which carries UBSan's handlers) is preloaded.
+# detect_leaks=0: CPython keeps interned objects and arenas alive at exit by
+# design, and LeakSanitizer would report those, not tether's memory (the
+# Rust suites under `make sanitize` and the fuzz targets check leaks).
+# TETHER_LOAD_DEEPBIND=0: the ASan runtime refuses dlopen with RTLD_DEEPBIND,
+# which tether's module loader uses by default. ASAN_TESTS picks a subset
+# (default: the whole suite).
+ASAN_RT    ?= $(shell clang -print-file-name=libclang_rt.asan-x86_64.so)
+ASAN_DIR   := $(TARGET)/asan
+ASAN_SITE  := $(ASAN_DIR)/site
+ASAN_TESTS ?=
+
+test-asan: $(VENV_STAMP)
+	test -d $(VENV)/lib/python*/site-packages/tether || $(MAKE) python
+	CC=clang CXX=clang++ CFLAGS="-fsanitize=address,undefined" CXXFLAGS="-fsanitize=address,undefined" \
+	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly build --release -p tether-core -p tether-testing --lib \
+	    --target x86_64-unknown-linux-gnu --target-dir $(ASAN_DIR)
+	rm -rf $(ASAN_SITE) && mkdir -p $(ASAN_SITE)
+	cp -r $$($(PY) -c 'import os, tether; print(os.path.dirname(tether.__file__))') $(ASAN_SITE)/tether
+	cp $(ASAN_DIR)/x86_64-unknown-linux-gnu/release/libtether_core.so \
+	    $(ASAN_DIR)/x86_64-unknown-linux-gnu/release/libtether_testing.so $(ASAN_SITE)/tether/
+	cd tests/python && PYTHONPATH=$(ASAN_SITE) LD_PRELOAD=$(ASAN_RT) TETHER_LOAD_DEEPBIND=0 \
+	    ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    $(PY) -m pytest -q -p no:cacheprovider $(ASAN_TESTS)
 
 # Bazel and Nix's package set cannot be downloaded where tether is built, so
 # their files are checked without them: buildifier (npm, repo-local

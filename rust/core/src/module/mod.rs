@@ -15,3 +15,12 @@ pub mod symbols;
 
 pub use globals::{load_from_file, load_shared_library, system_lib};
 pub use object::Module;
+
+/// The module tree a serialized library binary describes (the blob after its
+/// u64 length prefix), built without a library: `"_lib"` entries are refused,
+/// every other kind goes to its `ffi.Module.load_from_bytes.<kind>` loader.
+/// Malformed blobs are errors, never aborts; the fuzz target
+/// `library_bin` drives this entry with arbitrary bytes.
+pub fn module_tree_from_library_bin(blob: &[u8]) -> Result<Module, crate::error::Error> {
+    library_bin::build(blob, None).map(|(root, _)| root)
+}
