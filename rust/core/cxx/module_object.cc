@@ -180,9 +180,13 @@ class LibraryModuleObj final : public ModuleObj {
   String InspectSource(const String& format) const final;
 
   static void Deleter(void* handle, int flags) {
-    LibraryModuleObj* self = static_cast<LibraryModuleObj*>(ModuleObj::FromHandle(handle));
-    if (flags & 1) self->~LibraryModuleObj();  // strong references gone
-    if (flags & 2) ::operator delete(static_cast<void*>(self));  // weak references gone
+    ModuleObj* base = ModuleObj::FromHandle(handle);
+    if (flags & 1) static_cast<LibraryModuleObj*>(base)->~LibraryModuleObj();  // strong references gone
+    // Weak references gone: the object may already be destroyed (its dynamic
+    // type is no longer LibraryModuleObj), so the storage is released through
+    // the base pointer, which is the start of the allocation (ModuleObj is
+    // the only base), without a downcast.
+    if (flags & 2) ::operator delete(static_cast<void*>(base));
   }
 
  private:

@@ -504,8 +504,16 @@ impl Tensor {
     pub fn is_read_only(&self) -> bool {
         self.0.flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
     }
+    /// The element count: 0 when any extent is 0 (whatever the others, whose
+    /// product alone may not fit), else the product of the extents, which
+    /// adoption checked fits in u64; i64::MAX when it does not fit in i64
+    /// (only sub-byte element types get there).
     pub fn numel(&self) -> i64 {
-        self.shape().iter().product()
+        let shape = self.shape();
+        if shape.contains(&0) {
+            return 0;
+        }
+        shape.iter().try_fold(1i64, |n, &extent| n.checked_mul(extent)).unwrap_or(i64::MAX)
     }
     pub fn is_contiguous(&self) -> bool {
         is_contiguous(self.shape(), self.strides())
