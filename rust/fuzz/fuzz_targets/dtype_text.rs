@@ -2,7 +2,8 @@
 //! names of `Device(...)`): arbitrary text parses or fails with an error;
 //! a parsed data type prints to text that parses to the same data type,
 //! except opaque handles, which TVM-FFI prints as "handle" whatever their
-//! bits and lanes (and "handle" parses as 64 bits, one lane).
+//! bits and lanes (and "handle" parses as 64 bits, one lane); void (a
+//! handle of no bits and no lanes) prints as "" and parses back.
 
 #![no_main]
 
@@ -15,8 +16,16 @@ fuzz_target!(|data: &[u8]| {
     let _ = device_from_str(text);
     let Ok(parsed) = dtype::from_str(text) else { return };
     let Ok(printed) = dtype::to_string(parsed) else { return };
-    if parsed.code == tether_sys::dlpack::dtype_code::kDLOpaqueHandle {
+    let void = parsed.bits == 0 && parsed.lanes == 0;
+    if parsed.code == tether_sys::dlpack::dtype_code::kDLOpaqueHandle && !void {
         assert_eq!(printed, "handle");
+        return;
+    }
+    // Lanes of 2^15 and more print in the scalable-vector form
+    // ("xvscalex<n>"), which TVM-FFI's parser takes only for the integer and
+    // float codes before the float8 family, so those do not round trip there.
+    use tether_sys::dlpack::dtype_code::kDLFloat8_e3m4;
+    if (parsed.lanes as i16) < 0 && parsed.code >= kDLFloat8_e3m4 {
         return;
     }
     let again = dtype::from_str(&printed).unwrap_or_else(|e| panic!("{printed:?} (from {text:?}) does not parse: {}", e.message()));
