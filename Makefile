@@ -264,7 +264,8 @@ sanitize:
 # library-binary module tree, data type strings. Each runs FUZZ_SECONDS from
 # its seed corpus (rust/fuzz/corpus/<target>, read only; new inputs go to
 # target/fuzz/corpus/<target>, crashes to target/fuzz/artifacts/<target>/);
-# any crash, leak or failed assertion fails the target. Not part of `test`.
+# any crash, leak or failed assertion fails the target (every target runs;
+# the failed ones are listed at the end). Not part of `test`.
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := json_text json_graph structural dlpack_import big_int library_bin dtype_text
 FUZZ := $(CARGO) +nightly fuzz
@@ -272,12 +273,14 @@ FUZZ := $(CARGO) +nightly fuzz
 fuzz:
 	command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	$(FUZZ) build --fuzz-dir rust/fuzz -O -a --target-dir $(TARGET)/fuzz
-	set -e; for t in $(FUZZ_TARGETS); do \
+	failed=; for t in $(FUZZ_TARGETS); do \
 	    mkdir -p $(TARGET)/fuzz/corpus/$$t $(TARGET)/fuzz/artifacts/$$t; \
 	    $(FUZZ) run --fuzz-dir rust/fuzz -O -a --target-dir $(TARGET)/fuzz $$t \
 	        $(TARGET)/fuzz/corpus/$$t rust/fuzz/corpus/$$t -- \
-	        -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(TARGET)/fuzz/artifacts/$$t/; \
-	done
+	        -max_total_time=$(FUZZ_SECONDS) -artifact_prefix=$(TARGET)/fuzz/artifacts/$$t/ \
+	        || failed="$$failed $$t"; \
+	done; \
+	test -z "$$failed" || { echo "fuzz targets that failed:$$failed"; exit 1; }
 
 # The Python suite over an AddressSanitizer build of the core and the
 # testing library (nightly -Zsanitizer=address; their C++ shims compiled by
