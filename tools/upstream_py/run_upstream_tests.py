@@ -38,6 +38,12 @@ def run_file(side: str, test_file: Path, report: Path) -> dict:
     cmd = [sys.executable, "-c", _BOOT[side], "-q", "-p", "no:cacheprovider", "-o", "addopts=",
            f"--junitxml={report}", str(test_file)]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    # Child interpreters the tests start (`python -m tvm_ffi.config`, ...)
+    # see tether too: the switch the wheel's .pth reads.
+    if side == "tether":
+        env["TETHER_PROVIDE_TVM_FFI"] = "1"
+    else:
+        env.pop("TETHER_PROVIDE_TVM_FFI", None)
     try:
         proc = subprocess.run(cmd, cwd=test_file.parent, env=env, capture_output=True, text=True, timeout=_TIMEOUT)
         code, tail = proc.returncode, (proc.stdout + proc.stderr)[-2000:]

@@ -156,6 +156,9 @@ def _converter_of(py_field: Any, schema: Any) -> Any:
     from .function import convert
     from .type_converter import _ConvertError
 
+    if getattr(schema, "origin", None) == "Any":
+        # Every FFI value is an Any: the core stores it without a call back.
+        return None
     if not isinstance(py_field._ty_schema, type(schema)) and getattr(py_field, "_field_type", None) is not None:
         return convert(py_field._field_type.convert)
     if hasattr(py_field._ty_schema, "kind"):  # a field type handed over as the schema

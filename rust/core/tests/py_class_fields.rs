@@ -124,23 +124,27 @@ fn only_object_types_can_be_parents() {
 #[test]
 fn writes_go_through_the_converter_and_nested_errors_are_indented() -> Result<(), Error> {
     let index = alloc_type("test.pcf.Converted", OBJECT)?;
-    // A converter that doubles ints and refuses the rest with a two-line message.
+    // A converter that turns floats into twice their value as ints and refuses
+    // the rest with a two-line message.
     let converter = Function::from_closure(|args| {
-        let v: i64 = args[0].get().map_err(|_| Error::type_error("expected int\n  because the field is int"))?;
-        Ok(Any::from(v * 2))
+        let v: f64 = args[0].get().map_err(|_| Error::type_error("expected float\n  because the test says so"))?;
+        Ok(Any::from((v * 2.0) as i64))
     })?;
     let mut items: Vec<Any> =
         Array::from_object(record("x", 1, 8, 8, 24).get::<ObjectRef>()?)?.iter().cloned().collect();
     items[8] = Any::from_object(converter.into_object());
     register_fields(index, &records(vec![Any::from_object(Array::new(items)?.into_object())]), 32, 0)?;
     let init = attr(index, "__ffi_init__");
-    let made = init.call(&[Any::from(21i64)])?.get::<ObjectRef>()?;
     let field = type_registry::find_field(index, "x").unwrap();
+    let made = init.call(&[Any::from(21.0f64)])?.get::<ObjectRef>()?;
     assert_eq!(tether_core::dataclass::get_field(&made, field)?.get::<i64>()?, 42);
+    // An int is already the int field's kind: stored as is, no converter call.
+    let made = init.call(&[Any::from(21i64)])?.get::<ObjectRef>()?;
+    assert_eq!(tether_core::dataclass::get_field(&made, field)?.get::<i64>()?, 21);
     let e = init.call(&[Any::string("no")?]).unwrap_err();
     assert_eq!(
         e.message(),
-        "test.pcf.Converted.__ffi_init__() field 'x':\n  expected int\n    because the field is int"
+        "test.pcf.Converted.__ffi_init__() field 'x':\n  expected float\n    because the test says so"
     );
     Ok(())
 }

@@ -260,7 +260,16 @@ fn check_layout(records: &[Record], start: usize, total_size: usize, key: &str) 
 }
 
 /// The setter of one field: convert, then store as the field's C++ type.
+/// A value already of the field's POD kind (an FFI int for an int field, …)
+/// is one every converter returns unchanged, so it is stored without the
+/// call back into the frontend.
 fn make_setter(storage: Storage, converter: Option<Function>) -> Result<Function, Error> {
+    let exact_kind = match storage {
+        Storage::Int => Some(ti::kTVMFFIInt),
+        Storage::Float => Some(ti::kTVMFFIFloat),
+        Storage::Bool => Some(ti::kTVMFFIBool),
+        _ => None,
+    };
     Function::from_closure(move |args: &[AnyView<'_>]| {
         if args.len() != 2 {
             return Err(Error::type_error(format!(
@@ -270,8 +279,8 @@ fn make_setter(storage: Storage, converter: Option<Function>) -> Result<Function
         }
         let addr = super::py_class::field_address(&args[0])?;
         let value = match &converter {
-            Some(convert) => convert.call_views(&args[1..2])?,
-            None => args[1].to_owned()?,
+            Some(convert) if exact_kind != Some(args[1].type_index()) => convert.call_views(&args[1..2])?,
+            _ => args[1].to_owned()?,
         };
         // SAFETY: the setter protocol passes the address of the field this
         // setter was made for, inside a live object.

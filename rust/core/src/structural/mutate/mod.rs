@@ -155,7 +155,14 @@ unsafe extern "C" fn engine_var_remap_set(p: *mut MutatorBase, var: TVMFFIAny, m
     let r = unsafe {
         on_engine(p, |_, this| {
             let key = remap_key(&var)?;
-            let (var, mapped) = (Any::from_view(&var)?.get::<ObjectRef>()?, Any::from_view(&mapped)?);
+            let var = Any::from_view(&var)?.get::<ObjectRef>()?;
+            // "Unchanged" maps the variable to itself: a later lookup hands
+            // out a value, never the marker (which no frontend can hold).
+            let mapped = if mapped.type_index == ti::kTVMFFIUnchanged {
+                Any::from_object(var.clone())
+            } else {
+                Any::from_view(&mapped)?
+            };
             this.remap.lock().insert(key, (var, mapped));
             Ok(())
         })
