@@ -274,9 +274,12 @@ impl<'a> AnyView<'a> {
         T::from_any(&self.0)
     }
 
-    /// The string or bytes content this value holds, if it is one.
-    pub fn str_bytes(&self) -> Option<&'a [u8]> {
-        // SAFETY: the view keeps the referenced object alive for 'a.
+    /// The string or bytes content this value holds, if it is one. Borrowed
+    /// from the view itself, not for 'a: a small string's bytes live inline
+    /// in the view's own payload.
+    pub fn str_bytes(&self) -> Option<&[u8]> {
+        // SAFETY: the view keeps a heap string alive for 'a, which outlives
+        // this borrow; a small string's bytes are inside `self.0`.
         unsafe { string::content_of(&self.0) }
     }
 

@@ -189,7 +189,8 @@ impl Comparer {
         let is_str = |i| matches!(i, ti::kTVMFFIStr | ti::kTVMFFISmallStr);
         let is_bytes = |i| matches!(i, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes);
         if (is_str(lti) && is_str(rti)) || (is_bytes(lti) && is_bytes(rti)) {
-            let (a, b) = (lhs.view().str_bytes().unwrap_or(&[]), rhs.view().str_bytes().unwrap_or(&[]));
+            let (lv, rv) = (lhs.view(), rhs.view());
+            let (a, b) = (lv.str_bytes().unwrap_or(&[]), rv.str_bytes().unwrap_or(&[]));
             return Ok(Some(sign(a.cmp(b))));
         }
         // Integers compare by value across their inline and BigInt forms.
