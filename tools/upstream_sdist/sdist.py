@@ -76,6 +76,7 @@ def fetch_sdist(out: str, given: str | None, index: str) -> str:
             raise SystemExit(f"no file {given}")
         url = sdist_url(index)
         log(f"downloading {url}")
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         tmp = path + ".part"
         with urllib.request.urlopen(url, timeout=300) as resp, open(tmp, "wb") as f:
             shutil.copyfileobj(resp, f)
