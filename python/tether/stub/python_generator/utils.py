@@ -24,7 +24,8 @@ class ImportItem:
     """One imported name: ``from <mod> import <name> [as <alias>]`` (``import <name>`` without a module).
 
     Built from a dotted ``module.name``; a registry prefix leading the module
-    is rewritten to its Python module (:data:`.consts.MOD_MAP`).
+    is rewritten to its Python module (:data:`.consts.MOD_MAP`), and tether's
+    own modules to the runtime package's (:func:`.consts.runtime_package`).
     """
 
     mod: str
@@ -37,8 +38,9 @@ class ImportItem:
         mod, _, name = full_name.rpartition(".")
         for prefix, python_module in C.MOD_MAP.items():
             if mod == prefix or mod.startswith(prefix + "."):
-                mod = C.in_runtime(python_module) + mod[len(prefix):]
+                mod = python_module + mod[len(prefix):]
                 break
+        mod = C.in_runtime(mod)
         object.__setattr__(self, "mod", mod)
         object.__setattr__(self, "name", name)
         object.__setattr__(self, "type_checking_only", type_checking_only)
