@@ -32,7 +32,7 @@ fn caught<R>(what: &str, body: impl FnOnce() -> Result<R, Error>) -> Result<R, E
 }
 
 /// The elements of a sequence, or the values of a map, of `value`.
-fn children(value: &TVMFFIAny) -> Result<Vec<Any>, Error> {
+pub(crate) fn children(value: &TVMFFIAny) -> Result<Vec<Any>, Error> {
     let obj = Any::from_view(value)?.get::<ObjectRef>()?;
     Ok(match value.type_index {
         ti::kTVMFFIArray => Array::from_object(obj)?.iter().cloned().collect(),
@@ -55,6 +55,12 @@ unsafe extern "C" fn visit_container(visitor: *mut VisitorBase, value: TVMFFIAny
     }))
 }
 
+/// Whether `hook` is the builtin `__s_visit__` of the containers (the
+/// core's engines then visit the children on their own work stack).
+pub(crate) fn is_builtin_visit(hook: usize) -> bool {
+    hook == visit_container as *const () as usize
+}
+
 /// `__s_mutate__` and `__s_maybe_inplace_mutate__` of String, Bytes and
 /// BigInt: nothing inside to rewrite.
 unsafe extern "C" fn mutate_leaf(_mutator: *mut MutatorBase, _value: TVMFFIAny) -> TVMFFIAny {
@@ -66,7 +72,7 @@ unsafe extern "C" fn mutate_container(mutator: *mut MutatorBase, value: TVMFFIAn
     mprot::encode(caught("__s_mutate__", || {
         // SAFETY: the caller passes a live mutator and a live container.
         let mutator = unsafe { MutatorRef::from_raw(mutator) }?;
-        unsafe { mprot::mutate_container_copy(&mutator, &value) }
+        unsafe { super::mutate::mutate_container_copy(&mutator, &value) }
     }))
 }
 
@@ -77,8 +83,29 @@ unsafe extern "C" fn mutate_container_in_place(mutator: *mut MutatorBase, value:
         // SAFETY: the caller passes a live mutator and a live container it
         // owns alone.
         let mutator = unsafe { MutatorRef::from_raw(mutator) }?;
-        unsafe { mprot::mutate_container_in_place(&mutator, &value) }
+        unsafe { super::mutate::mutate_container_in_place(&mutator, &value) }
     }))
+}
+
+/// Which builtin mutate hook a native pointer is, if any.
+pub(crate) enum BuiltinMutate {
+    Leaf,
+    Copy,
+    InPlace,
+}
+
+/// The builtin mutate hook `hook` is (the core's engines then run it as
+/// steps of their own work stack).
+pub(crate) fn builtin_mutate(hook: usize) -> Option<BuiltinMutate> {
+    if hook == mutate_leaf as *const () as usize {
+        Some(BuiltinMutate::Leaf)
+    } else if hook == mutate_container as *const () as usize {
+        Some(BuiltinMutate::Copy)
+    } else if hook == mutate_container_in_place as *const () as usize {
+        Some(BuiltinMutate::InPlace)
+    } else {
+        None
+    }
 }
 
 /// Register the hooks (at start-up).

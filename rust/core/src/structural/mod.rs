@@ -20,6 +20,7 @@ pub mod key;
 pub mod mutate;
 pub mod recursive_compare;
 pub mod recursive_hash;
+pub(crate) mod trampoline;
 pub mod typed_args;
 pub mod visit;
 pub mod visit_error_context;

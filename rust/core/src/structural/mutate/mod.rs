@@ -49,13 +49,18 @@ use crate::native_hook::{call_expected, raw_error};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
 
+use super::trampoline::{self, Step};
 use super::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 
+mod container;
+mod descent;
 mod globals;
 pub mod protocol;
+use descent::attempt;
 use protocol::{MutatorBase, MutatorRef, MutatorVTable};
+pub(crate) use container::{mutate_container_copy, mutate_container_in_place};
 pub(crate) use globals::globals;
 
 /// A mutation result: `None` is "unchanged" (keep the original).
@@ -69,7 +74,7 @@ pub enum InplaceMode {
 }
 
 #[derive(Clone)]
-enum Engine {
+pub(crate) enum Engine {
     Map {
         callbacks: Vec<Entry>,
         with_kind: Vec<Entry>,
@@ -121,14 +126,36 @@ unsafe fn on_engine<R>(p: *mut MutatorBase, body: impl FnOnce(&MutatorRef, &Stru
     .unwrap_or_else(|p| Err(Error::runtime_error(format!("structural mutate: internal panic: {}", panic_message(&*p)))))
 }
 
-unsafe extern "C" fn engine_mutate(p: *mut MutatorBase, value: TVMFFIAny) -> TVMFFIAny {
+/// `mutate` / `maybe_inplace_mutate` of tether's mutators: the engine on an
+/// explicit work stack. This is the re-entry point of hooks and callbacks
+/// that mutate children themselves, so nested runs check the stack first.
+fn run_engine(p: *mut MutatorBase, value: TVMFFIAny, mode: InplaceMode) -> TVMFFIAny {
     // SAFETY: installed only on StructuralMutatorObj.
-    protocol::encode(unsafe { on_engine(p, |m, this| this.engine.mutate(m, &value, InplaceMode::Disallow)) })
+    protocol::encode(unsafe {
+        on_engine(p, |m, this| {
+            let _run = trampoline::enter("structural mutate")?;
+            trampoline::run(this.engine.mutate_step(m, value, mode))
+        })
+    })
+}
+
+unsafe extern "C" fn engine_mutate(p: *mut MutatorBase, value: TVMFFIAny) -> TVMFFIAny {
+    run_engine(p, value, InplaceMode::Disallow)
 }
 
 unsafe extern "C" fn engine_maybe_inplace_mutate(p: *mut MutatorBase, value: TVMFFIAny) -> TVMFFIAny {
-    // SAFETY: installed only on StructuralMutatorObj.
-    protocol::encode(unsafe { on_engine(p, |m, this| this.engine.mutate(m, &value, InplaceMode::Allow)) })
+    run_engine(p, value, InplaceMode::Allow)
+}
+
+/// The engine of `m` when tether made it (its children are then mutated on
+/// the same work stack instead of through the vtable).
+pub(crate) fn engine_of(m: &MutatorRef) -> Option<&Engine> {
+    if !std::ptr::eq(m.vtable(), &ENGINE_VTABLE) {
+        return None;
+    }
+    // SAFETY: the vtable identifies tether's layout; `m` keeps the object
+    // (and so its engine) alive for the borrow.
+    Some(unsafe { &(*(m.as_object().as_ptr() as *const StructuralMutatorObj)).engine })
 }
 
 fn remap_key(var: &TVMFFIAny) -> Result<usize, Error> {
@@ -171,21 +198,23 @@ unsafe extern "C" fn engine_var_remap_set(p: *mut MutatorBase, var: TVMFFIAny, m
 }
 
 impl Engine {
-    /// `mutate` / `maybe_inplace_mutate` of tether's engines: the
-    /// callbacks, with the default descent of the protocol.
-    fn mutate(&self, m: &MutatorRef, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {
+    /// One value (borrowed; its owner outlives the step) in the mode the
+    /// vtable entry chose: the callbacks, with the default descent.
+    pub(crate) fn mutate_step<'a>(&'a self, m: &'a MutatorRef, value: TVMFFIAny, mode: InplaceMode) -> Step<'a, Mutated> {
         match self {
             Engine::Map { callbacks, with_kind, post_order } => map_one(m, callbacks, with_kind, *post_order, value, mode),
+            // A matching callback owns the descent: it mutates children by
+            // calling back into the mutator (native nesting, bounded).
             Engine::Mutate { callbacks } => match find_entry(callbacks, value.type_index) {
                 Some(e) => {
-                    let mut args = vec![Any::from_view(value)?, m.as_any()];
+                    let mut args = vec![attempt!(Any::from_view(&value)), m.as_any()];
                     if e.takes_mode {
                         args.push(Any::from(mode as i64));
                     }
-                    let r = call_expected(&e.callback, &args).map_err(|e| update_visit_error_context(e, value))?;
-                    Ok(protocol::from_value(r))
+                    let r = call_expected(&e.callback, &args).map_err(|e| update_visit_error_context(e, &value));
+                    Step::Done(r.map(protocol::from_value))
                 }
-                None => m.default_mutate_raw(value, mode),
+                None => m.default_mutate_step(value, mode),
             },
         }
     }
@@ -207,34 +236,38 @@ fn call_link(m: &MutatorRef, link: (&Entry, bool), v: &Any) -> Result<Mutated, E
 /// One value of a map: pre-order, the callback first and then descent
 /// into what it returned (in place when that is unique); post-order,
 /// descent first and then the callback on the result.
-fn map_one(m: &MutatorRef, cbs: &[Entry], kinds: &[Entry], post: bool, value: &TVMFFIAny, mode: InplaceMode) -> Result<Mutated, Error> {
+fn map_one<'a>(m: &'a MutatorRef, cbs: &'a [Entry], kinds: &'a [Entry], post: bool, value: TVMFFIAny, mode: InplaceMode) -> Step<'a, Mutated> {
     if post {
-        let out = m.default_mutate_raw(value, mode)?;
-        let view = match &out {
-            Some(v) => v.clone(),
-            None => Any::from_view(value)?,
-        };
-        let Some(link) = map_link(cbs, kinds, view.type_index()) else { return Ok(out) };
-        let mapped = call_link(m, link, &view).map_err(|e| update_visit_error_context(e, view.as_raw()))?;
-        return Ok(mapped.or(out));
+        return m.default_mutate_step(value, mode).and_then(move |out| {
+            let view = match &out {
+                Some(v) => v.clone(),
+                None => attempt!(Any::from_view(&value)),
+            };
+            let Some(link) = map_link(cbs, kinds, view.type_index()) else { return Step::ok(out) };
+            let mapped = attempt!(call_link(m, link, &view).map_err(|e| update_visit_error_context(e, view.as_raw())));
+            Step::ok(mapped.or(out))
+        });
     }
     let Some(link) = map_link(cbs, kinds, value.type_index) else {
-        return m.default_mutate_raw(value, mode);
+        return m.default_mutate_step(value, mode);
     };
-    let mapped = call_link(m, link, &Any::from_view(value)?).map_err(|e| update_visit_error_context(e, value))?;
-    let out = match &mapped {
-        None => m.default_mutate_raw(value, mode)?,
-        Some(r) if protocol::keeps(&mapped, value) => m.default_mutate_raw(r.as_raw(), mode)?,
+    let original = attempt!(Any::from_view(&value));
+    let mapped = attempt!(call_link(m, link, &original).map_err(|e| update_visit_error_context(e, &value)));
+    drop(original);
+    let descent = match &mapped {
+        None => m.default_mutate_step(value, mode),
+        Some(r) if protocol::keeps(&mapped, &value) => m.default_mutate_step(*r.as_raw(), mode),
         // A fresh result nobody else holds may be changed in place.
         Some(r) => {
             // SAFETY: an object view of a live value.
             let unique = r.type_index() >= ti::kTVMFFIStaticObjectBegin
                 && unsafe { crate::object::strong_count(r.as_raw().value.v_obj) } == 1;
             let mode = if mode == InplaceMode::Allow && unique { mode } else { InplaceMode::Disallow };
-            m.default_mutate_raw(r.as_raw(), mode)?
+            m.default_mutate_step(*r.as_raw(), mode)
         }
     };
-    Ok(out.or(mapped))
+    // `mapped` holds what the descent borrows until it is done.
+    descent.and_then(move |out| Step::ok(out.or(mapped)))
 }
 
 fn new_mutator(engine: Engine) -> Result<MutatorRef, Error> {

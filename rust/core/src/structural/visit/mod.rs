@@ -49,6 +49,7 @@ use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::type_registry;
 
+use super::trampoline::{self, Step};
 use super::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
@@ -95,7 +96,7 @@ pub fn interrupt_value(obj: &ObjectRef) -> Result<Any, Error> {
 pub type Visited = Option<ObjectRef>;
 
 #[derive(Clone)]
-enum Engine {
+pub(crate) enum Engine {
     Walk {
         callbacks: Vec<Entry>,
         with_kind: Vec<Entry>,
@@ -118,17 +119,32 @@ crate::object_type!(StructuralVisitorObj, "ffi.StructuralVisitor");
 /// The vtable of tether's visitors.
 static ENGINE_VTABLE: VisitorVTable = VisitorVTable { visit: engine_visit };
 
-/// `visit` of tether's visitors: the callbacks, then the default descent.
+/// `visit` of tether's visitors: the callbacks, then the default descent,
+/// run on an explicit work stack ([`trampoline`]). This is the re-entry
+/// point of hooks and callbacks that visit children themselves, so it
+/// checks the thread's stack first.
 unsafe extern "C" fn engine_visit(p: *mut VisitorBase, value: TVMFFIAny) -> TVMFFIAny {
     let r = catch_unwind(AssertUnwindSafe(|| {
+        let _run = trampoline::enter("structural visit")?;
         // SAFETY: this vtable is only installed on StructuralVisitorObj,
         // alive while it is being called.
         let visitor = unsafe { VisitorRef::from_raw(p) }?;
         // SAFETY: as above: tether's layout, kept alive by `visitor`.
         let engine = unsafe { &(*(p as *const StructuralVisitorObj)).engine };
-        engine.visit(&visitor, &value)
+        trampoline::run(engine.visit_step(&visitor, Any::from_view(&value)?))
     }));
     protocol::encode(r.unwrap_or_else(|p| Err(Error::runtime_error(format!("structural visit: internal panic: {}", panic_message(&*p))))))
+}
+
+/// The engine of `visitor` when tether made it (its children are then
+/// visited on the same work stack instead of through the vtable).
+pub(crate) fn engine_of(visitor: &VisitorRef) -> Option<&Engine> {
+    if !std::ptr::eq(visitor.vtable(), &ENGINE_VTABLE) {
+        return None;
+    }
+    // SAFETY: the vtable identifies tether's layout; `visitor` keeps the
+    // object (and so its engine) alive for the borrow.
+    Some(unsafe { &(*(visitor.as_object().as_ptr() as *const StructuralVisitorObj)).engine })
 }
 
 /// The callback result of a walk.
@@ -173,37 +189,42 @@ fn interrupt_any(v: Visited) -> Any {
 impl Engine {
     /// Visit one value; an error leaving it names the value in its visit
     /// error context.
-    fn visit(&self, visitor: &VisitorRef, value: &TVMFFIAny) -> Result<Visited, Error> {
-        if value.type_index == ti::kTVMFFINone {
-            return Ok(None);
+    pub(crate) fn visit_step<'a>(&'a self, visitor: &'a VisitorRef, value: Any) -> Step<'a, Visited> {
+        if value.type_index() == ti::kTVMFFINone {
+            return Step::ok(None);
         }
-        self.visit_value(visitor, value).map_err(|e| update_visit_error_context(e, value))
+        let named = value.clone();
+        self.visit_value_step(visitor, value)
+            .then(move |r| Step::Done(r.map_err(|e| update_visit_error_context(e, named.as_raw()))))
     }
 
-    fn visit_value(&self, visitor: &VisitorRef, value: &TVMFFIAny) -> Result<Visited, Error> {
-        let owned = Any::from_view(value)?;
+    fn visit_value_step<'a>(&'a self, visitor: &'a VisitorRef, owned: Any) -> Step<'a, Visited> {
         match self {
             Engine::Walk { callbacks, with_kind, post_order } => {
                 if !*post_order {
-                    match walk_callback(visitor, callbacks, with_kind, &owned)? {
-                        WalkResult::Interrupt(i) => return Ok(Some(i)),
-                        WalkResult::Skip => return Ok(None),
-                        WalkResult::Advance => {}
+                    match walk_callback(visitor, callbacks, with_kind, &owned) {
+                        Err(e) => return Step::err(e),
+                        Ok(WalkResult::Interrupt(i)) => return Step::ok(Some(i)),
+                        Ok(WalkResult::Skip) => return Step::ok(None),
+                        Ok(WalkResult::Advance) => {}
                     }
+                    return visitor.default_visit_step(owned);
                 }
-                if let Some(i) = visitor.default_visit(&owned)? {
-                    return Ok(Some(i));
-                }
-                if *post_order {
-                    if let WalkResult::Interrupt(i) = walk_callback(visitor, callbacks, with_kind, &owned)? {
-                        return Ok(Some(i));
+                visitor.default_visit_step(owned.clone()).and_then(move |r| {
+                    if r.is_some() {
+                        return Step::ok(r);
                     }
-                }
-                Ok(None)
+                    Step::Done(walk_callback(visitor, callbacks, with_kind, &owned).map(|w| match w {
+                        WalkResult::Interrupt(i) => Some(i),
+                        _ => None,
+                    }))
+                })
             }
+            // A matching callback owns the descent: it visits children by
+            // calling back into the visitor (native nesting, bounded).
             Engine::Visit { callbacks } => match find_entry(callbacks, owned.type_index()) {
-                Some(e) => optional_interrupt(call_expected(&e.callback, &[owned, visitor.as_any()])?),
-                None => visitor.default_visit(&owned),
+                Some(e) => Step::Done(call_expected(&e.callback, &[owned, visitor.as_any()]).and_then(optional_interrupt)),
+                None => visitor.default_visit_step(owned),
             },
         }
     }

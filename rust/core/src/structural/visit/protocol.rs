@@ -28,7 +28,9 @@ use crate::type_registry;
 
 use super::{declared_kind, optional_interrupt, StructuralVisitorObj, Visited};
 use crate::structural::active_path::{can_close_cycle, Descent};
-use crate::structural::{def_region, deep_stack, kind};
+use crate::structural::container_hooks;
+use crate::structural::trampoline::{self, Step};
+use crate::structural::{def_region, kind};
 
 /// `StructuralVisitorVTable`.
 #[repr(C)]
@@ -157,77 +159,147 @@ impl VisitorRef {
     }
 
     /// The default descent into `value`: its type's `__s_visit__` hook, or
-    /// its reflected fields (nothing for a POD); continued on a new stack
-    /// segment of this thread when its stack runs low. A List, Dict or
-    /// object whose default descent by this visitor is already under way
-    /// (a cycle) has no children the second time: the walk meets every
-    /// node of a cyclic graph and ends.
+    /// its reflected fields (nothing for a POD), run on an explicit work
+    /// stack. A List, Dict or object whose default descent by this visitor
+    /// is already under way (a cycle) has no children the second time: the
+    /// walk meets every node of a cyclic graph and ends.
     pub fn default_visit_raw(&self, value: &TVMFFIAny) -> Result<Visited, Error> {
-        let _descent = if can_close_cycle(value.type_index) {
-            // SAFETY: an object index's payload is its object pointer.
-            let node = unsafe { value.value.v_obj } as usize;
-            match Descent::enter(self.base_ptr() as usize, node) {
-                Some(d) => Some(d),
-                None => return Ok(None),
-            }
-        } else {
-            None
-        };
-        deep_stack::guarded(|| self.default_visit_here(value))
+        let _run = trampoline::enter("structural visit")?;
+        trampoline::run(self.default_visit_step(Any::from_view(value)?))
     }
 
-    fn default_visit_here(&self, value: &TVMFFIAny) -> Result<Visited, Error> {
-        let index = value.type_index;
+    /// [`Self::default_visit_raw`] as a step of a running traversal.
+    pub(crate) fn default_visit_step<'a>(&'a self, value: Any) -> Step<'a, Visited> {
+        if !can_close_cycle(value.type_index()) {
+            return self.default_visit_here(value);
+        }
+        // SAFETY: an object index's payload is its object pointer.
+        let node = unsafe { value.as_raw().value.v_obj } as usize;
+        match Descent::enter(self.base_ptr() as usize, node) {
+            // Left once the children are done (or failed).
+            Some(descent) => self.default_visit_here(value).then(move |r| {
+                drop(descent);
+                Step::Done(r)
+            }),
+            None => Step::ok(None),
+        }
+    }
+
+    /// Visit `child` from a descent: on this work stack when tether's
+    /// engine drives the visitor, else through its vtable.
+    fn child_step<'a>(&'a self, child: Any) -> Step<'a, Visited> {
+        match super::engine_of(self) {
+            Some(engine) => Step::lazy(move || engine.visit_step(self, child)),
+            None => Step::Done(self.visit(&child)),
+        }
+    }
+
+    /// Visit `items` in order, stopping at the first interrupt or error.
+    fn each_step<'a>(&'a self, mut items: std::vec::IntoIter<Any>) -> Step<'a, Visited> {
+        match items.next() {
+            None => Step::ok(None),
+            Some(item) => self.child_step(item).and_then(move |r| match r {
+                None => self.each_step(items),
+                interrupt => Step::ok(interrupt),
+            }),
+        }
+    }
+
+    fn default_visit_here<'a>(&'a self, value: Any) -> Step<'a, Visited> {
+        let index = value.type_index();
         if let Some(attr) = type_registry::attr_value(index, b"__s_visit__") {
-            match Hook::from_value("__s_visit__", &attr)? {
-                Some(Hook::Native(f)) => {
+            match Hook::from_value("__s_visit__", &attr) {
+                Err(e) => return Step::err(e),
+                // The builtin container hook visits every element (value):
+                // the same, without nesting a native frame.
+                Ok(Some(Hook::Native(f))) if container_hooks::is_builtin_visit(f as usize) => {
+                    return match container_hooks::children(value.as_raw()) {
+                        Ok(items) => self.each_step(items.into_iter()),
+                        Err(e) => Step::err(e),
+                    };
+                }
+                // A custom hook visits children by calling back into the
+                // visitor (native nesting, bounded at re-entry).
+                Ok(Some(Hook::Native(f))) => {
                     // SAFETY: a native `__s_visit__` pointer has the
                     // visitor ABI; it borrows both arguments.
                     let f: unsafe extern "C" fn(*mut VisitorBase, TVMFFIAny) -> TVMFFIAny =
                         unsafe { std::mem::transmute(f) };
                     // SAFETY: the hook returns an owned result.
-                    return unsafe { decode(f(self.base_ptr(), *value)) };
+                    return Step::Done(unsafe { decode(f(self.base_ptr(), *value.as_raw())) });
                 }
-                Some(Hook::Packed(f)) => {
-                    let v = Any::from_view(value)?;
-                    return optional_interrupt(call_expected(&f, &[self.as_any(), v])?);
+                Ok(Some(Hook::Packed(f))) => {
+                    return Step::Done(call_expected(&f, &[self.as_any(), value]).and_then(optional_interrupt));
                 }
-                None => {}
+                Ok(None) => {}
             }
         }
         if index < ti::kTVMFFIStaticObjectBegin {
-            return Ok(None);
+            return Step::ok(None);
         }
-        let obj = Any::from_view(value)?.get::<ObjectRef>()?;
-        self.visit_fields(&obj)
+        match value.get::<ObjectRef>() {
+            Ok(obj) => self.visit_fields_step(obj),
+            Err(e) => Step::err(e),
+        }
     }
 
     /// Visit the reflected fields (skipping `SEqHashIgnore`, entering the
     /// def regions fields declare; a FreeVar's own fields inside a simple
     /// region are uses).
-    fn visit_fields(&self, obj: &ObjectRef) -> Result<Visited, Error> {
-        let fields = || -> Result<Visited, Error> {
-            for field in type_registry::all_fields(obj.type_index()) {
-                if field.flags & field_flag::kSEqHashIgnore != 0 {
-                    continue;
-                }
-                let v = crate::structural::read_field(obj, field)?;
-                let r = if field.flags & field_flag::kSEqHashDefSimple != 0 {
-                    self.with_def_region_kind(def_region::SIMPLE, || self.visit(&v))
-                } else if field.flags & field_flag::kSEqHashDefPattern != 0 {
-                    self.with_def_region_kind(def_region::PATTERN, || self.visit(&v))
-                } else {
-                    self.visit(&v)
-                }?;
-                if r.is_some() {
-                    return Ok(r);
-                }
-            }
-            Ok(None)
-        };
-        if self.def_region_kind() == def_region::SIMPLE && declared_kind(obj.type_index()) == kind::FREE_VAR {
-            return self.with_def_region_kind(def_region::NONE, fields);
+    fn visit_fields_step<'a>(&'a self, obj: ObjectRef) -> Step<'a, Visited> {
+        let fields: Vec<_> = type_registry::all_fields(obj.type_index())
+            .into_iter()
+            .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
+            .collect();
+        let outer = self.def_region_kind();
+        if outer == def_region::SIMPLE && declared_kind(obj.type_index()) == kind::FREE_VAR {
+            self.set_region(def_region::NONE);
+            return self.field_step(obj, fields.into_iter()).then(move |r| {
+                self.set_region(outer);
+                Step::Done(r)
+            });
         }
-        fields()
+        self.field_step(obj, fields.into_iter())
+    }
+
+    fn field_step<'a>(
+        &'a self,
+        obj: ObjectRef,
+        mut fields: std::vec::IntoIter<&'static crate::abi::TVMFFIFieldInfo>,
+    ) -> Step<'a, Visited> {
+        let Some(field) = fields.next() else { return Step::ok(None) };
+        let v = match crate::structural::read_field(&obj, field) {
+            Ok(v) => v,
+            Err(e) => return Step::err(e),
+        };
+        let region = if field.flags & field_flag::kSEqHashDefSimple != 0 {
+            Some(def_region::SIMPLE)
+        } else if field.flags & field_flag::kSEqHashDefPattern != 0 {
+            Some(def_region::PATTERN)
+        } else {
+            None
+        };
+        // As `with_def_region_kind`: no effect inside a pattern region.
+        let restore = match region {
+            Some(k) if self.def_region_kind() != def_region::PATTERN => {
+                let old = self.def_region_kind();
+                self.set_region(k);
+                Some(old)
+            }
+            _ => None,
+        };
+        self.child_step(v).then(move |r| {
+            if let Some(old) = restore {
+                self.set_region(old);
+            }
+            match r {
+                Ok(None) => self.field_step(obj, fields),
+                other => Step::Done(other),
+            }
+        })
+    }
+
+    fn set_region(&self, kind: i32) {
+        self.base().region.store(kind, Ordering::Relaxed);
     }
 }
