@@ -99,6 +99,11 @@ impl Array {
         self.0.as_slice().iter()
     }
 
+    /// The elements, in place (an Array never changes).
+    pub fn as_slice(&self) -> &[Any] {
+        self.0.as_slice()
+    }
+
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()
     }

@@ -26,20 +26,18 @@
 //! is a difference. On acyclic values this is TVM-FFI's equality (which
 //! recurses without end on cyclic ones).
 
-use std::collections::HashMap;
-
-use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
+use crate::abi::type_index as ti;
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, List, Shape};
+use crate::containers::{Array, Shape};
 use crate::tensor::Tensor;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::ObjectRef;
-use crate::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
-use super::active_path::{can_close_cycle, ActivePath};
-use super::{deep_stack, def_region, kind, Global, MapLike};
+use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::type_plan::{PlanId, TypePlans};
+use super::{deep_stack, def_region, kind, Global, MapLike, SeqItems};
 
 /// Whether `lhs` and `rhs` are structurally equal.
 pub fn structural_equal(lhs: &Any, rhs: &Any, map_free_vars: bool, skip_tensor_content: bool) -> Result<bool, Error> {
@@ -70,8 +68,10 @@ struct Equal {
     rhs_rev: Vec<AccessStep>,
     /// Bound pairs keyed by object address; the entries keep both alive so
     /// addresses are not reused during the comparison.
-    lhs_to_rhs: HashMap<usize, (ObjectRef, ObjectRef)>,
-    rhs_to_lhs: HashMap<usize, (ObjectRef, ObjectRef)>,
+    lhs_to_rhs: AddressMap<(ObjectRef, ObjectRef)>,
+    rhs_to_lhs: AddressMap<(ObjectRef, ObjectRef)>,
+    /// Kinds, hooks and fields by type, looked up once.
+    plans: TypePlans,
     /// The pairs being compared, per side (cycle detection).
     lhs_path: ActivePath,
     rhs_path: ActivePath,
@@ -119,8 +119,9 @@ impl Equal {
             trace,
             lhs_rev: Vec::new(),
             rhs_rev: Vec::new(),
-            lhs_to_rhs: HashMap::new(),
-            rhs_to_lhs: HashMap::new(),
+            lhs_to_rhs: AddressMap::default(),
+            rhs_to_lhs: AddressMap::default(),
+            plans: TypePlans::new(b"__s_equal__"),
             lhs_path: ActivePath::default(),
             rhs_path: ActivePath::default(),
         }
@@ -228,14 +229,7 @@ impl Equal {
                 let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
                 Task::Decided(words(lhs)? == words(rhs)?)
             }
-            ti::kTVMFFIArray => {
-                let (a, b) = (Array::from_object(lo)?, Array::from_object(ro)?);
-                self.open_sequence(a.iter().cloned().collect(), b.iter().cloned().collect())
-            }
-            ti::kTVMFFIList => {
-                let (a, b) = (List::from_object(lo)?, List::from_object(ro)?);
-                self.open_sequence(a.to_vec(), b.to_vec())
-            }
+            ti::kTVMFFIArray | ti::kTVMFFIList => self.open_sequence(SeqItems::of(li, lo)?, SeqItems::of(li, ro)?),
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let (a, b) = (MapLike::from_object(lo)?, MapLike::from_object(ro)?);
                 if a.len() != b.len() && !self.trace {
@@ -251,16 +245,16 @@ impl Equal {
         })
     }
 
-    fn open_sequence(&self, a: Vec<Any>, b: Vec<Any>) -> Task {
-        if a.len() != b.len() && !self.trace {
+    fn open_sequence(&self, a: SeqItems, b: SeqItems) -> Task {
+        if a.as_slice().len() != b.as_slice().len() && !self.trace {
             return Task::Decided(false);
         }
         Task::Sequence { a, b, next: 0 }
     }
 
     fn open_object(&mut self, lhs: ObjectRef, rhs: ObjectRef) -> Result<Task, Error> {
-        let info = super::type_info_of(&lhs)?;
-        let k = super::structural_kind(info)?;
+        let plan_id = self.plans.of(&lhs)?;
+        let k = self.plans.get(plan_id).kind;
         if k == kind::UNIQUE_INSTANCE {
             return Ok(Task::Decided(lhs.same_as(&rhs)));
         }
@@ -280,16 +274,12 @@ impl Equal {
         if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
             self.region = def_region::NONE;
         }
-        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_equal__") {
+        if let Some(hook) = self.plans.get(plan_id).hook.clone() {
             let ok = deep_stack::guarded(|| self.compare_with_hook(&lhs, &rhs, hook));
             self.region = object_region;
             return Ok(Task::Decided(self.finish_object(&lhs, &rhs, k, ok?)));
         }
-        let fields = type_registry::all_fields(info.type_index)
-            .into_iter()
-            .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
-            .collect();
-        Ok(Task::Fields { lhs, rhs, kind: k, fields, next: 0, object_region, field_region: None })
+        Ok(Task::Fields { lhs, rhs, kind: k, plan: plan_id, next: 0, object_region, field_region: None })
     }
 
     fn compare_with_hook(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, hook: Any) -> Result<bool, Error> {
@@ -306,6 +296,7 @@ impl Equal {
         match &mut frame.task {
             Task::Decided(ok) => Ok(Next::Decided(*ok)),
             Task::Sequence { a, b, next } => {
+                let (a, b) = (a.as_slice(), b.as_slice());
                 // Leaves are decided here, without a round through the
                 // driver: long sequences of PODs and strings stay cheap.
                 let n = a.len().min(b.len());
@@ -375,8 +366,8 @@ impl Equal {
                 }
                 Ok(Next::Decided(false))
             }
-            Task::Fields { lhs, rhs, fields, next, field_region, .. } => {
-                let Some(field) = fields.get(*next) else { return Ok(Next::Decided(true)) };
+            Task::Fields { lhs, rhs, plan, next, field_region, .. } => {
+                let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
                 *next += 1;
                 let (lv, rv) = (super::read_field(lhs, field)?, super::read_field(rhs, field)?);
                 if let Some(region) = super::region_for_field(field.flags, self.region) {
@@ -404,12 +395,13 @@ impl Equal {
                     self.push_steps(AccessStep::map_item(k), AccessStep::map_item(rk))?;
                 }
             }
-            Task::Fields { fields, next, field_region, .. } => {
+            Task::Fields { plan, next, field_region, .. } => {
                 if let Some(saved) = field_region.take() {
                     self.region = saved;
                 }
                 if !ok && self.trace {
-                    let name = super::field_name(fields[*next - 1]);
+                    let field = self.plans.field(*plan, *next - 1).expect("the field compared");
+                    let name = super::field_name(field);
                     self.push_steps(AccessStep::attr(&name), AccessStep::attr(&name))?;
                 }
             }
@@ -507,7 +499,7 @@ enum Next {
 /// The work left on one open pair.
 enum Task {
     Decided(bool),
-    Sequence { a: Vec<Any>, b: Vec<Any>, next: usize },
+    Sequence { a: SeqItems, b: SeqItems, next: usize },
     /// `keys` are the (lhs, mapped) keys of the values being compared.
     Map { items: Vec<(Any, Any)>, a: MapLike, b: MapLike, next: usize, keys: Option<(Any, Any)> },
     /// Reflected fields; `object_region` is the region the pair was met
@@ -516,7 +508,7 @@ enum Task {
         lhs: ObjectRef,
         rhs: ObjectRef,
         kind: i32,
-        fields: Vec<&'static TVMFFIFieldInfo>,
+        plan: PlanId,
         next: usize,
         object_region: i32,
         field_region: Option<i32>,

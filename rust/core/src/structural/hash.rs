@@ -17,19 +17,17 @@
 //! object whose hash holds a back-reference to a node above it is not
 //! memoised, since that hash depends on where it was met.
 
-use std::collections::HashMap;
-
-use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
+use crate::abi::type_index as ti;
 use crate::any::{Any, AnyView};
-use crate::containers::{Array, List, Shape};
+use crate::containers::Shape;
 use crate::tensor::Tensor;
 use crate::error::Error;
 use crate::function::{arg, Function};
 use crate::object::ObjectRef;
-use crate::type_registry;
 
-use super::active_path::{can_close_cycle, ActivePath};
-use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike};
+use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::type_plan::{PlanId, TypePlans};
+use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike, SeqItems};
 
 /// The structural hash of `value`.
 pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bool) -> Result<u64, Error> {
@@ -43,7 +41,9 @@ struct Hasher {
     graph_node_counter: u64,
     /// Hashes of objects seen so far, keyed by address (the entry keeps the
     /// object alive so the address is not reused).
-    memo: HashMap<usize, (ObjectRef, u64)>,
+    memo: AddressMap<(ObjectRef, u64)>,
+    /// Kinds, key hashes, hooks and fields by type, looked up once.
+    plans: TypePlans,
     /// The nodes being hashed (cycle detection).
     path: ActivePath,
     /// The shallowest path depth a back-reference pointed to since the
@@ -69,8 +69,14 @@ fn big_int_hash(value: &Any) -> Result<u64, Error> {
 }
 
 /// Hash of a POD value.
+#[inline]
 fn pod_hash(value: &Any) -> u64 {
     let raw = value.as_raw();
+    // Ints, the common leaf of long sequences, need no other test.
+    if raw.type_index == ti::kTVMFFIInt {
+        // SAFETY: an int's payload is 8 plain bytes.
+        return hash_combine(ti::kTVMFFIInt as u64, unsafe { raw.value.v_uint64 });
+    }
     // Inline bytes hash as upstream hashes them, by type and payload (bytes
     // of up to 7 bytes are always inline, so equal values still agree).
     if raw.type_index == ti::kTVMFFISmallBytes {
@@ -103,7 +109,8 @@ impl Hasher {
             skip_tensor_content,
             free_var_counter: 0,
             graph_node_counter: 0,
-            memo: HashMap::new(),
+            memo: AddressMap::default(),
+            plans: TypePlans::new(b"__s_hash__"),
             path: ActivePath::default(),
             shallowest_reference: usize::MAX,
         }
@@ -210,14 +217,9 @@ impl Hasher {
         Ok(match index {
             ti::kTVMFFIStr | ti::kTVMFFIBytes => Task::Hashed(pod_hash(value)),
             ti::kTVMFFIBigInt => Task::Hashed(big_int_hash(value)?),
-            ti::kTVMFFIArray => {
-                let items: Vec<Any> = Array::from_object(obj)?.iter().cloned().collect();
-                let h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
-                Task::Sequence { items, next: 0, h }
-            }
-            ti::kTVMFFIList => {
-                let items = List::from_object(obj)?.to_vec();
-                let h = hash_combine(super::type_index_key_hash(index), items.len() as u64);
+            ti::kTVMFFIArray | ti::kTVMFFIList => {
+                let items = SeqItems::of(index, obj)?;
+                let h = hash_combine(super::type_index_key_hash(index), items.as_slice().len() as u64);
                 Task::Sequence { items, next: 0, h }
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
@@ -225,7 +227,10 @@ impl Hasher {
                 let h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
                 let mut items: Vec<(u64, Any)> =
                     map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
-                items.sort_by_key(|(kh, _)| *kh);
+                // Entries with equal key hashes are combined as a group
+                // (their values left out), so their order among themselves
+                // does not matter: an unstable sort gives the same hash.
+                items.sort_unstable_by_key(|(kh, _)| *kh);
                 Task::Map { items, next: 0, h }
             }
             ti::kTVMFFITensor => Task::Hashed(self.hash_tensor(&Tensor::from_object(obj)?)?),
@@ -242,13 +247,13 @@ impl Hasher {
     }
 
     fn open_object(&mut self, obj: ObjectRef) -> Result<Task, Error> {
-        let info = super::type_info_of(&obj)?;
-        let k = super::structural_kind(info)?;
+        let plan_id = self.plans.of(&obj)?;
+        let plan = self.plans.get(plan_id);
+        let (k, key_hash) = (plan.kind, plan.key_hash);
         let addr = obj.as_ptr() as usize;
         if let Some((_, h)) = self.memo.get(&addr) {
             return Ok(Task::Hashed(*h));
         }
-        let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
         // A free variable's own fields sit outside a simple def region; the
         // fields are hashed even when the result is not used: free
         // variables met inside them advance the counter.
@@ -256,17 +261,13 @@ impl Hasher {
         if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
             self.region = def_region::NONE;
         }
-        if let Some(hook) = type_registry::attr_value(info.type_index, b"__s_hash__") {
+        if let Some(hook) = plan.hook.clone() {
             let fields = deep_stack::guarded(|| self.hash_with_hook(&obj, hook, key_hash));
             self.region = object_region;
             let h = self.finish_object(obj, k, fields?);
             return Ok(Task::Hashed(h));
         }
-        let fields = type_registry::all_fields(info.type_index)
-            .into_iter()
-            .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
-            .collect();
-        Ok(Task::Fields { obj, kind: k, fields, next: 0, h: key_hash, object_region, field_region: None })
+        Ok(Task::Fields { obj, kind: k, plan: plan_id, next: 0, h: key_hash, object_region, field_region: None })
     }
 
     fn hash_with_hook(&mut self, obj: &ObjectRef, hook: Any, init: u64) -> Result<u64, Error> {
@@ -284,7 +285,7 @@ impl Hasher {
             Task::Sequence { items, next, h } => {
                 // Leaves are combined here, without a round through the
                 // driver: long sequences of PODs and strings stay cheap.
-                while let Some(item) = items.get(*next) {
+                while let Some(item) = items.as_slice().get(*next) {
                     *next += 1;
                     match leaf_hash(item) {
                         Some(lh) => *h = hash_combine(*h, lh),
@@ -312,8 +313,8 @@ impl Hasher {
                 }
                 Ok(None)
             }
-            Task::Fields { obj, fields, next, field_region, .. } => {
-                let Some(field) = fields.get(*next) else { return Ok(None) };
+            Task::Fields { obj, plan, next, field_region, .. } => {
+                let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
                 *next += 1;
                 let v = super::read_field(obj, field)?;
                 if let Some(region) = super::region_for_field(field.flags, self.region) {
@@ -418,7 +419,7 @@ enum Started {
 enum Task {
     /// Nothing to descend (a leaf, a memoised object, a hook's result).
     Hashed(u64),
-    Sequence { items: Vec<Any>, next: usize, h: u64 },
+    Sequence { items: SeqItems, next: usize, h: u64 },
     /// Entries sorted by key hash; `next` is the next group of equal keys.
     Map { items: Vec<(u64, Any)>, next: usize, h: u64 },
     /// Reflected fields; `object_region` is the region the object was met
@@ -426,7 +427,7 @@ enum Task {
     Fields {
         obj: ObjectRef,
         kind: i32,
-        fields: Vec<&'static TVMFFIFieldInfo>,
+        plan: PlanId,
         next: usize,
         h: u64,
         object_region: i32,

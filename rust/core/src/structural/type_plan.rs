@@ -1,0 +1,91 @@
+//! What a structural walk needs to know about an object's type, looked up
+//! once per type and run instead of once per object: the structural kind
+//! (with its errors), the type key hash, the type's custom hook
+//! (`__s_hash__` or `__s_equal__`), and the reflected fields that take part
+//! (those not flagged `SEqHashIgnore`, ancestors' first). Reading these from
+//! the registry costs a lock, an allocation and a string hash each time; a
+//! tree of a thousand nodes of one type needs them once.
+//!
+//! A cache lives for one hash or comparison (type attributes registered
+//! while it runs are seen by the next one), and only successful lookups
+//! are kept, so a type that fails fails at every object as before.
+
+use std::collections::HashMap;
+
+use crate::abi::{field_flag, TVMFFIFieldInfo};
+use crate::any::Any;
+use crate::error::Error;
+use crate::object::ObjectRef;
+use crate::type_registry;
+
+/// The structural facts of one type.
+pub(crate) struct TypePlan {
+    pub(crate) kind: i32,
+    /// `type_key_hash` of the type key (objects' hashes start from it).
+    pub(crate) key_hash: u64,
+    /// The type's value of the cache's hook attribute, when set.
+    pub(crate) hook: Option<Any>,
+    /// Fields compared and hashed, in declaration order.
+    pub(crate) fields: Vec<&'static TVMFFIFieldInfo>,
+}
+
+/// Plans by type index, for one run; [`PlanId`]s index into it.
+pub(crate) struct TypePlans {
+    hook_attr: &'static [u8],
+    plans: Vec<TypePlan>,
+    by_index: HashMap<i32, PlanId>,
+    /// The last type looked up (a run mostly meets one type many times
+    /// in a row).
+    last: Option<(i32, PlanId)>,
+}
+
+/// A plan's position in its [`TypePlans`].
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct PlanId(usize);
+
+impl TypePlans {
+    /// An empty cache whose plans carry the `hook_attr` type attribute.
+    pub(crate) fn new(hook_attr: &'static [u8]) -> TypePlans {
+        TypePlans { hook_attr, plans: Vec::new(), by_index: HashMap::new(), last: None }
+    }
+
+    /// The plan of `obj`'s type (an error for unregistered types and types
+    /// without a structural kind).
+    pub(crate) fn of(&mut self, obj: &ObjectRef) -> Result<PlanId, Error> {
+        let index = obj.type_index();
+        if let Some((i, id)) = self.last {
+            if i == index {
+                return Ok(id);
+            }
+        }
+        let id = match self.by_index.get(&index) {
+            Some(&id) => id,
+            None => {
+                let info = super::type_info_of(obj)?;
+                let kind = super::structural_kind(info)?;
+                let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
+                let hook = type_registry::attr_value(info.type_index, self.hook_attr);
+                let fields = type_registry::all_fields(info.type_index)
+                    .into_iter()
+                    .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
+                    .collect();
+                let id = PlanId(self.plans.len());
+                self.plans.push(TypePlan { kind, key_hash, hook, fields });
+                self.by_index.insert(index, id);
+                id
+            }
+        };
+        self.last = Some((index, id));
+        Ok(id)
+    }
+
+    pub(crate) fn get(&self, id: PlanId) -> &TypePlan {
+        &self.plans[id.0]
+    }
+
+    /// Field `i` of plan `id`, None past the last.
+    #[inline]
+    pub(crate) fn field(&self, id: PlanId, i: usize) -> Option<&'static TVMFFIFieldInfo> {
+        self.plans[id.0].fields.get(i).copied()
+    }
+}
