@@ -235,7 +235,7 @@ impl Equal {
                 if a.len() != b.len() && !self.trace {
                     Task::Decided(false)
                 } else {
-                    Task::Map { items: a.items(), a, b, next: 0, keys: None }
+                    Task::Map(Box::new(MapTask { items: a.items(), a, b, next: 0, keys: None }))
                 }
             }
             ti::kTVMFFITensor if lo.same_as(&ro) => Task::Decided(true),
@@ -327,7 +327,8 @@ impl Equal {
                 }
                 Ok(Next::Decided(false))
             }
-            Task::Map { items, a, b, next, keys } => {
+            Task::Map(m) => {
+                let MapTask { items, a, b, next, keys } = &mut **m;
                 while let Some((k, v)) = items.get(*next) {
                     *next += 1;
                     let rk = self.map_through(k, true);
@@ -389,8 +390,8 @@ impl Equal {
                     self.push_steps(AccessStep::array_item(i), AccessStep::array_item(i))?;
                 }
             }
-            Task::Map { keys, .. } => {
-                let (k, rk) = keys.take().expect("the keys of the pair compared");
+            Task::Map(m) => {
+                let (k, rk) = m.keys.take().expect("the keys of the pair compared");
                 if !ok && self.trace {
                     self.push_steps(AccessStep::map_item(k), AccessStep::map_item(rk))?;
                 }
@@ -500,8 +501,9 @@ enum Next {
 enum Task {
     Decided(bool),
     Sequence { a: SeqItems, b: SeqItems, next: usize },
-    /// `keys` are the (lhs, mapped) keys of the values being compared.
-    Map { items: Vec<(Any, Any)>, a: MapLike, b: MapLike, next: usize, keys: Option<(Any, Any)> },
+    /// Boxed: a frame moves on every push and pop, and the map task is the
+    /// largest.
+    Map(Box<MapTask>),
     /// Reflected fields; `object_region` is the region the pair was met
     /// in, `field_region` the one to restore after the current field.
     Fields {
@@ -513,6 +515,16 @@ enum Task {
         object_region: i32,
         field_region: Option<i32>,
     },
+}
+
+/// Comparing two maps; `keys` are the (lhs, mapped) keys of the values
+/// being compared.
+struct MapTask {
+    items: Vec<(Any, Any)>,
+    a: MapLike,
+    b: MapLike,
+    next: usize,
+    keys: Option<(Any, Any)>,
 }
 
 struct Frame {

@@ -109,7 +109,7 @@ impl Hasher {
             skip_tensor_content,
             free_var_counter: 0,
             graph_node_counter: 0,
-            memo: AddressMap::default(),
+            memo: AddressMap::with_capacity_and_hasher(64, Default::default()),
             plans: TypePlans::new(b"__s_hash__"),
             path: ActivePath::default(),
             shallowest_reference: usize::MAX,
@@ -285,14 +285,21 @@ impl Hasher {
             Task::Sequence { items, next, h } => {
                 // Leaves are combined here, without a round through the
                 // driver: long sequences of PODs and strings stay cheap.
-                while let Some(item) = items.as_slice().get(*next) {
-                    *next += 1;
+                // The running hash and position stay in locals until the
+                // loop ends (stores through the frame each element cost
+                // more than the combining).
+                let slice = items.as_slice();
+                let (mut acc, mut i) = (*h, *next);
+                let child = loop {
+                    let Some(item) = slice.get(i) else { break None };
+                    i += 1;
                     match leaf_hash(item) {
-                        Some(lh) => *h = hash_combine(*h, lh),
-                        None => return Ok(Some(item.clone())),
+                        Some(lh) => acc = hash_combine(acc, lh),
+                        None => break Some(item.clone()),
                     }
-                }
-                Ok(None)
+                };
+                (*h, *next) = (acc, i);
+                Ok(child)
             }
             Task::Map { items, next, h } => {
                 // Entries whose keys tie are left out of the value hashes.
