@@ -54,11 +54,22 @@ fn python_include_dir() -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).expect("UTF-8 path").trim())
 }
 
-/// `libtvm_ffi.so` (ELF only): an empty library with that SONAME that
-/// depends on the core, for native code linked against apache-tvm-ffi's
-/// library (see src/tvm_ffi_soname.c).
-fn build_tvm_ffi_soname_library(manifest: &Path, package: &Path) {
+/// `libtvm_ffi.so` (ELF only): a library with that SONAME that is a filter
+/// on the core, defining a placeholder for each of the core's dynamic
+/// symbols (src/tvm_ffi_filter_stubs.sh writes them), so `-ltvm_ffi` links
+/// and everything resolves to the core (see src/tvm_ffi_soname.c).
+fn build_tvm_ffi_soname_library(manifest: &Path, package: &Path, out_dir: &Path) {
     println!("cargo:rerun-if-changed=src/tvm_ffi_soname.c");
+    println!("cargo:rerun-if-changed=src/tvm_ffi_filter_stubs.sh");
+    println!("cargo:rerun-if-env-changed=NM");
+    let stubs = out_dir.join("tvm_ffi_filter_stubs.c");
+    let generated = Command::new("bash")
+        .arg(manifest.join("src/tvm_ffi_filter_stubs.sh"))
+        .arg(package.join(lib_file_name("tether_core")))
+        .output()
+        .expect("running src/tvm_ffi_filter_stubs.sh (needs bash and nm)");
+    assert!(generated.status.success(), "tvm_ffi_filter_stubs.sh failed: {}", String::from_utf8_lossy(&generated.stderr));
+    std::fs::write(&stubs, &generated.stdout).expect("write the filter placeholders");
     let compiler = cc::Build::new().get_compiler();
     let out = package.join("libtvm_ffi.so");
     let status = compiler
@@ -66,12 +77,62 @@ fn build_tvm_ffi_soname_library(manifest: &Path, package: &Path) {
         .args(["-shared", "-fPIC", "-o"])
         .arg(&out)
         .arg(manifest.join("src/tvm_ffi_soname.c"))
-        .args(["-Wl,-soname,libtvm_ffi.so", "-Wl,--no-as-needed"])
-        .arg(format!("-L{}", package.display()))
-        .args(["-ltether_core", "-Wl,-rpath,$ORIGIN"])
+        .arg(&stubs)
+        .args(["-Wl,-soname,libtvm_ffi.so", "-Wl,--filter=libtether_core.so", "-Wl,-rpath,$ORIGIN"])
         .status()
         .expect("running the C compiler for libtvm_ffi.so");
     assert!(status.success(), "building libtvm_ffi.so failed");
+}
+
+/// The core's sources, for `tether-config --sourcedir`: the core and sys
+/// crates under `src/rust/` with a workspace manifest of their own (the
+/// repository's, with only those two members) and the lock file, so
+/// `cargo build --release --manifest-path <sourcedir>/Cargo.toml` builds
+/// `libtether_core` from the installed package.
+fn copy_core_sources(root: &Path, package: &Path) {
+    for file in ["Cargo.toml", "Cargo.lock", "rust/core/Cargo.toml", "rust/core/build.rs", "rust/core/cxx", "rust/sys/Cargo.toml", "rust/sys/build.rs"] {
+        println!("cargo:rerun-if-changed={}", root.join(file).display());
+    }
+    let dest = package.join("src");
+    if dest.exists() {
+        std::fs::remove_dir_all(&dest).expect("clear the packaged sources");
+    }
+    for (krate, entries) in [("core", &["Cargo.toml", "build.rs", "src", "cxx"][..]), ("sys", &["Cargo.toml", "build.rs", "src"][..])] {
+        for entry in entries {
+            let from = root.join("rust").join(krate).join(entry);
+            let to = dest.join("rust").join(krate).join(entry);
+            if from.is_dir() {
+                copy_dir(&from, &to);
+            } else {
+                std::fs::create_dir_all(to.parent().unwrap()).expect("create the source dir");
+                std::fs::copy(&from, &to).expect("copy a source file");
+            }
+        }
+    }
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("read the workspace manifest");
+    let members = r#"["rust/core", "rust/sys"]"#;
+    let manifest: Vec<String> = manifest
+        .lines()
+        .map(|line| {
+            if line.starts_with("members =") {
+                format!("members = {members}")
+            } else if line.starts_with("default-members =") {
+                format!("default-members = {members}")
+            } else {
+                line.to_string()
+            }
+        })
+        .collect();
+    std::fs::write(dest.join("Cargo.toml"), manifest.join("\n") + "\n").expect("write the source manifest");
+    std::fs::copy(root.join("Cargo.lock"), dest.join("Cargo.lock")).expect("copy the lock file");
+}
+
+/// The header of C helpers for Python extension modules
+/// (`libinfo.find_python_helper_include_path()`), beside tether's headers.
+fn copy_python_helper_header(manifest: &Path, package: &Path) {
+    println!("cargo:rerun-if-changed=include/tvm_ffi_python_helpers.h");
+    std::fs::copy(manifest.join("include/tvm_ffi_python_helpers.h"), package.join("include/tvm_ffi_python_helpers.h"))
+        .expect("copy tvm_ffi_python_helpers.h");
 }
 
 fn main() {
@@ -133,9 +194,11 @@ fn main() {
         std::fs::copy(&lib, package.join(lib_file_name(stem))).expect("copy the library into the package");
     }
     copy_dir(&root.join("cpp/include"), &package.join("include"));
+    copy_python_helper_header(&manifest, &package);
+    copy_core_sources(&root, &package);
 
     if target_os == "linux" {
-        build_tvm_ffi_soname_library(&manifest, &package);
+        build_tvm_ffi_soname_library(&manifest, &package, &PathBuf::from(env::var("OUT_DIR").unwrap()));
     }
 
     println!("cargo:rustc-link-search=native={}", package.display());

@@ -84,7 +84,17 @@ def _find_libdir() -> str:
 
 
 def libs() -> str:
-    return "-ltether_core"
+    """The library to link, as a linker flag: ``-ltvm_ffi`` while tether
+    serves as tvm_ffi (tvm-ffi-config's answer; the wheel's ``libtvm_ffi.so``
+    resolves to the core), else ``-ltether_core``; on Windows the import
+    library's path."""
+    from . import libinfo
+
+    if sys.platform == "win32":
+        return libinfo.find_windows_implib()
+    name = os.path.basename(libinfo.find_libtvm_ffi())
+    stem = name[len("lib"):] if name.startswith("lib") else name
+    return "-l" + stem.split(".", 1)[0]
 
 
 def cxxflags() -> str:
@@ -92,6 +102,8 @@ def cxxflags() -> str:
 
 
 def cflags() -> str:
+    """tether's include directory, then TVM-FFI's (which holds DLPack's
+    header) when found: ``-I<find_include_path()> -I<find_dlpack_include_path()>``."""
     return " ".join(f"-I{d}" for d in _include_dirs())
 
 
@@ -136,6 +148,13 @@ _MISSING_HEADERS = (
 
 
 def ldflags() -> str:
+    """``-L<libdir>``, and on Unix tether-config adds an rpath to it so the
+    program finds the core at run time. While tether serves as tvm_ffi the
+    answer is tvm-ffi-config's: ``-L<libdir>`` alone, nothing on Windows."""
+    from .provide import is_providing_tvm_ffi
+
+    if is_providing_tvm_ffi():
+        return "" if sys.platform == "win32" else f"-L{_find_libdir()}"
     flags = f"-L{libdir()}"
     if sys.platform != "win32":
         flags += f" -Wl,-rpath,{libdir()}"
@@ -149,7 +168,7 @@ _OPTIONS = (
     ("tvm-ffi-includedir", dlpack_includedir, "TVM-FFI's C++ header directory (<tvm/ffi/...>)"),
     ("dlpack-includedir", dlpack_includedir, "the directory holding dlpack/dlpack.h"),
     ("cmakedir", cmakedir, "the CMake package directory (find_package(tvm_ffi CONFIG))"),
-    ("libdir", libdir, "the directory of libtether_core"),
+    ("libdir", libdir, "the directory of the library to link"),
     ("libfiles", libfiles, "the full path of the library to link"),
     ("sourcedir", sourcedir, "tether's source tree (installs from a checkout only)"),
     ("cython-lib-path", cython_lib_path, "the compiled extension module"),

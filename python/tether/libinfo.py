@@ -143,8 +143,27 @@ def load_lib_module(package: str, target_name: str, keep_module_alive: bool = Tr
     return load_module(str(path), keep_module_alive=keep_module_alive)
 
 
+def _serving_library() -> Optional[Path]:
+    """``libtvm_ffi.so`` beside the core while tether serves as tvm_ffi (ELF
+    platforms; None otherwise). It is a filter library on the core: its
+    symbol table lists the core's exports, so ``-ltvm_ffi`` links, and the
+    dynamic linker resolves every one of them in ``libtether_core`` (see
+    python/build.rs), so a program linked so runs on tether's one core."""
+    from .provide import is_providing_tvm_ffi
+
+    if not is_providing_tvm_ffi():
+        return None
+    path = Path(config.libdir()) / "libtvm_ffi.so"
+    return path if path.is_file() else None
+
+
 def find_libtvm_ffi() -> str:
-    """Path of the core shared library (``libtether_core``)."""
+    """Path of the library a native build links: ``libtvm_ffi.so`` while
+    tether serves as tvm_ffi (where the wheel ships it), else the core
+    (``libtether_core``). Both load the same core."""
+    serving = _serving_library()
+    if serving is not None:
+        return str(serving.resolve())
     names = _library_file_names("tether_core")
     found = _resolve_and_validate([Path(config.libdir()) / n for n in names], lambda p: p.is_file())
     if found is None:
@@ -167,13 +186,24 @@ def find_include_path() -> str:
 
 
 def find_dlpack_include_path() -> str:
-    """The directory holding ``dlpack/dlpack.h``."""
-    return config.includedir()
+    """The directory holding ``dlpack/dlpack.h``: TVM-FFI's header directory
+    (tether does not ship DLPack's header; see ``config.tvm_ffi_includedir``).
+    RuntimeError when none is found."""
+    try:
+        return config.dlpack_includedir()
+    except LookupError as err:
+        raise RuntimeError(str(err)) from None
 
 
 def find_python_helper_include_path() -> str:
-    """The directory of the helper headers Python extensions include (tether's include directory)."""
-    return config.includedir()
+    """The directory of ``tvm_ffi_python_helpers.h``, the C helpers a Python
+    extension module uses to call FFI functions with Python values and to
+    hand Python callables to the FFI (tether's include directory)."""
+    found = _resolve_and_validate([Path(config.includedir())],
+                                  lambda p: (p / "tvm_ffi_python_helpers.h").is_file())
+    if found is None:
+        raise RuntimeError(f"cannot find tvm_ffi_python_helpers.h in {config.includedir()}")
+    return found
 
 
 def find_cmake_path() -> str:
@@ -187,9 +217,12 @@ def find_cmake_path() -> str:
 
 
 def find_source_path() -> str:
-    """The top of tether's source tree (when installed from a checkout)."""
-    found = _resolve_and_validate([_rel_top_directory(), _dev_top_directory()],
-                                  lambda p: (p / "rust" / "core").is_dir())
+    """The top of the core's source tree: ``src`` inside the package (the
+    wheel carries the core's Rust crates there, with a workspace manifest:
+    ``cargo build --release --manifest-path <dir>/Cargo.toml`` builds
+    ``libtether_core``), or the checkout the package runs from."""
+    found = _resolve_and_validate([_rel_top_directory() / "src", _dev_top_directory()],
+                                  lambda p: (p / "rust" / "core" / "Cargo.toml").is_file())
     if found is None:
         raise RuntimeError("cannot find tether's source tree (this installation carries no sources)")
     return found
@@ -207,5 +240,11 @@ def find_cython_lib() -> str:
 
 
 def include_paths() -> List[str]:
-    """Every include directory a C++ build against tether needs."""
-    return sorted({find_include_path(), find_dlpack_include_path()})
+    """Every include directory a C++ build against tether needs (DLPack's
+    when TVM-FFI's headers are found)."""
+    paths = {find_include_path(), find_python_helper_include_path()}
+    try:
+        paths.add(find_dlpack_include_path())
+    except RuntimeError:
+        pass
+    return sorted(paths)
