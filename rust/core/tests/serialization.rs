@@ -90,7 +90,7 @@ fn json_graph_reader_errors() {
     assert_eq!(read("[]"), "Invalid JSON Object Graph, expected an object");
     assert_eq!(
         read(r#"{"root_index": 0, "nodes": [{"type": "ffi.Dict", "data": [0]}]}"#),
-        "Invalid JSON Object Graph: Map/Dict data must contain an even number of [key, value] entries, got 1"
+        "Invalid JSON Object Graph: node 0 (`ffi.Dict`): Map/Dict data must contain an even number of [key, value] entries, got 1"
     );
 }
 

@@ -1,0 +1,314 @@
+//! Loading a JSON graph: the value of the root node, with every node it
+//! reaches decoded after its children in a post-order found on an explicit
+//! stack (depth costs heap, not native stack). Nodes are read and checked
+//! by [`super::graph_node`]; here the references between them are: every
+//! child index must name an existing node, and a node that reaches itself
+//! (directly or round a longer cycle) is refused, naming the node and the
+//! field that closes the cycle. A reflected object's fields are checked
+//! against their declared types: a field of a registered class takes only
+//! instances of it (None is left to the field's own setter, which knows
+//! whether it is optional).
+
+use std::collections::HashSet;
+
+use crate::abi::{field_flag, type_index as ti, DLDevice, TVMFFIFieldInfo};
+use crate::any::Any;
+use crate::containers::{Array, Dict, List, Map, Shape};
+use crate::dataclass;
+use crate::error::Error;
+use crate::function::Function;
+use crate::object::ObjectRef;
+use crate::type_registry;
+
+use super::graph_node::{inline_float, invalid, kind_of, GraphNode};
+use super::{array_of, base64_decode, obj_any};
+
+/// Where a node refers to a child, for messages.
+#[derive(Clone, Copy)]
+enum Slot {
+    Item(usize),
+    Field(&'static TVMFFIFieldInfo),
+}
+
+impl Slot {
+    fn name(self) -> String {
+        match self {
+            Slot::Item(j) => format!("data[{j}]"),
+            Slot::Field(f) => format!("data.{}", crate::structural::field_name(f)),
+        }
+    }
+}
+
+/// Fields stored inline in an object's data rather than as node indices.
+fn is_inline(f: &TVMFFIFieldInfo) -> bool {
+    matches!(
+        f.field_static_type_index,
+        ti::kTVMFFINone | ti::kTVMFFIBool | ti::kTVMFFIInt | ti::kTVMFFIFloat | ti::kTVMFFIDataType
+    )
+}
+
+fn uses_data_hook(index: i32) -> bool {
+    type_registry::attr_value(index, b"__data_from_json__").is_some()
+}
+
+struct Reader {
+    nodes: Vec<Any>,
+    decoded: Vec<Option<Any>>,
+    /// Nodes expanded and not yet decoded: the current path.
+    active: HashSet<i64>,
+}
+
+impl Reader {
+    fn node_at(&self, i: i64) -> Result<GraphNode, Error> {
+        GraphNode::read(i, &self.nodes[i as usize])
+    }
+
+    /// The child indices of a node, each with the slot naming it.
+    fn children_of(&self, node: &GraphNode) -> Result<Vec<(i64, Slot)>, Error> {
+        let items = |ints: Vec<i64>| ints.into_iter().enumerate().map(|(j, c)| (c, Slot::Item(j))).collect();
+        match node.type_index {
+            ti::kTVMFFIArray | ti::kTVMFFIList => Ok(items(node.data_ints()?)),
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let idx = node.data_ints()?;
+                if idx.len() % 2 != 0 {
+                    return Err(invalid(format!(
+                        "{}: Map/Dict data must contain an even number of [key, value] entries, got {}",
+                        node.what(),
+                        idx.len()
+                    )));
+                }
+                Ok(items(idx))
+            }
+            i if i >= ti::kTVMFFIStaticObjectEnd && !uses_data_hook(i) => {
+                let data = node.data_fields()?;
+                let mut out = Vec::new();
+                for f in type_registry::all_fields(i) {
+                    if is_inline(f) {
+                        continue;
+                    }
+                    let slot = Slot::Field(f);
+                    if let Some(raw) = data.get(&Any::string(&crate::structural::field_name(f))?) {
+                        match raw.type_index() {
+                            ti::kTVMFFIInt => out.push((raw.get::<i64>()?, slot)),
+                            _ => return Err(node.refuse(&slot.name(), format!("must be a node index, got {}", kind_of(&raw)))),
+                        }
+                    }
+                }
+                Ok(out)
+            }
+            _ => Ok(Vec::new()),
+        }
+    }
+
+    fn check_child(&self, node: &GraphNode, child: i64, slot: Slot) -> Result<(), Error> {
+        if child < 0 || child as usize >= self.nodes.len() {
+            return Err(node.refuse(
+                &slot.name(),
+                format!("refers to node {child}, which does not exist (the graph has {} nodes)", self.nodes.len()),
+            ));
+        }
+        if self.active.contains(&child) {
+            return Err(if child == node.index {
+                node.refuse(&slot.name(), "refers to the node itself")
+            } else {
+                node.refuse(&slot.name(), format!("refers to node {child}, which contains this node (a cycle)"))
+            });
+        }
+        Ok(())
+    }
+
+    /// Decode `root` and every node it reaches, children first.
+    fn decode_reachable(&mut self, root: i64) -> Result<(), Error> {
+        // (node, children pushed): a node is expanded once, then decoded
+        // when it comes back up.
+        let mut stack: Vec<(i64, bool)> = vec![(root, false)];
+        while let Some((i, expanded)) = stack.pop() {
+            if self.decoded[i as usize].is_some() {
+                continue;
+            }
+            let node = self.node_at(i)?;
+            if expanded {
+                let v = self.decode(&node)?;
+                self.active.remove(&i);
+                self.decoded[i as usize] = Some(v);
+                continue;
+            }
+            if self.active.contains(&i) {
+                // Pushed twice by one parent and expanded meanwhile: the
+                // second entry waits for the first.
+                continue;
+            }
+            self.active.insert(i);
+            stack.push((i, true));
+            for (c, slot) in self.children_of(&node)?.into_iter().rev() {
+                self.check_child(&node, c, slot)?;
+                if self.decoded[c as usize].is_none() {
+                    stack.push((c, false));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The decoded value of a child (decoded before its parent).
+    fn child(&self, c: i64) -> Any {
+        self.decoded[c as usize].clone().expect("children are decoded before their parents")
+    }
+
+    fn decode(&self, node: &GraphNode) -> Result<Any, Error> {
+        Ok(match node.type_index {
+            ti::kTVMFFINone => Any::none(),
+            ti::kTVMFFIBool => Any::from(node.data_bool()?),
+            // An integer beyond 64 bits stays an integer (a BigInt).
+            ti::kTVMFFIInt => node.data_int(true)?,
+            ti::kTVMFFIFloat => Any::from(node.data_float()?),
+            ti::kTVMFFIDataType => Any::data_type(
+                crate::tensor::dtype::from_str(&node.data_str()?).map_err(|e| node.refuse("data", e.message()))?,
+            ),
+            ti::kTVMFFIDevice => {
+                let d = node.data_ints()?;
+                let [device_type, device_id] = d[..] else {
+                    return Err(invalid(format!(
+                        "{}: Device data must be an array of [device_type, device_id], got {} element(s)",
+                        node.what(),
+                        d.len()
+                    )));
+                };
+                let narrow = |v: i64, j: usize| {
+                    i32::try_from(v).map_err(|_| node.refuse(&format!("data[{j}]"), format!("{v} is out of the 32-bit range")))
+                };
+                Any::device(DLDevice { device_type: narrow(device_type, 0)? as _, device_id: narrow(device_id, 1)? })
+            }
+            ti::kTVMFFIStr => Any::string(&node.data_str()?)?,
+            ti::kTVMFFIBytes => Any::bytes(&base64_decode(node.data_str()?.as_bytes()).map_err(|e| node.refuse("data", e.message()))?)?,
+            ti::kTVMFFIArray | ti::kTVMFFIList => {
+                let items = node.data_ints()?.into_iter().map(|c| self.child(c)).collect();
+                if node.type_index == ti::kTVMFFIArray {
+                    array_of(items)?
+                } else {
+                    obj_any(List::new(items)?.into_object())
+                }
+            }
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                // children_of checked the count before anything was decoded.
+                let pairs = node.data_ints()?.chunks(2).map(|kv| (self.child(kv[0]), self.child(kv[1]))).collect();
+                if node.type_index == ti::kTVMFFIDict {
+                    obj_any(Dict::new(pairs)?.into_object())
+                } else {
+                    obj_any(Map::new(pairs)?.into_object())
+                }
+            }
+            ti::kTVMFFIShape => obj_any(Shape::new(&node.data_ints()?).map_err(|e| node.refuse("data", e.message()))?.into_object()),
+            i if i >= ti::kTVMFFIStaticObjectBegin => self.decode_object(node)?,
+            _ => return Err(invalid(format!("{}: values of this type cannot be loaded from a graph", node.what()))),
+        })
+    }
+
+    fn decode_object(&self, node: &GraphNode) -> Result<Any, Error> {
+        let index = node.type_index;
+        if let Some(hook) = type_registry::attr_value(index, b"__data_from_json__") {
+            return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?]);
+        }
+        let new = type_registry::attr_value(index, b"__ffi_new__").ok_or_else(|| {
+            Error::type_error(format!(
+                "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr)",
+                type_registry::type_key_of(index)
+            ))
+        })?;
+        let data = node.data_fields()?;
+        let obj = Function::from_object(new.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>()?;
+        for f in type_registry::all_fields(index) {
+            let name = crate::structural::field_name(f);
+            let field = format!("data.{name}");
+            let v = match data.get(&Any::string(&name)?) {
+                Some(raw) => self.field_value(node, f, &field, &raw)?,
+                None if f.flags & field_flag::kHasDefault != 0 => {
+                    // SAFETY: the registry keeps default values alive.
+                    let default = Any::from_view(&f.default_value_or_factory)?;
+                    if f.flags & field_flag::kDefaultFromFactory != 0 {
+                        Function::from_object(default.get::<ObjectRef>()?)?.call(&[])?
+                    } else {
+                        default
+                    }
+                }
+                None => {
+                    return Err(Error::type_error(format!(
+                        "Required field `{name}` not set in type `{}` (node {})",
+                        node.type_key, node.index
+                    )))
+                }
+            };
+            dataclass::set_field(&obj, f, v.as_raw())
+                .map_err(|e| Error::new(e.kind(), format!("Invalid JSON Object Graph: {}: field `{field}`: {}", node.what(), e.message())))?;
+        }
+        Ok(Any::from_object(obj))
+    }
+
+    /// A field's value: inline data by its static type, else the decoded
+    /// node it names, checked against a declared class.
+    fn field_value(&self, node: &GraphNode, f: &TVMFFIFieldInfo, field: &str, raw: &Any) -> Result<Any, Error> {
+        let wrong = |want: &str| node.refuse(field, format!("must be {want}, got {}", kind_of(raw)));
+        Ok(match f.field_static_type_index {
+            ti::kTVMFFINone => Any::none(),
+            ti::kTVMFFIBool => match raw.type_index() {
+                ti::kTVMFFIBool => raw.clone(),
+                _ => return Err(wrong("a bool")),
+            },
+            ti::kTVMFFIInt => match raw.type_index() {
+                ti::kTVMFFIInt => raw.clone(),
+                _ => return Err(wrong("an integer within 64 bits")),
+            },
+            ti::kTVMFFIFloat => Any::from(inline_float(raw).ok_or_else(|| wrong("a number"))?),
+            ti::kTVMFFIDataType => match raw.type_index() {
+                ti::kTVMFFIStr | ti::kTVMFFISmallStr => Any::data_type(
+                    crate::tensor::dtype::from_str(&raw.get::<String>()?).map_err(|e| node.refuse(field, e.message()))?,
+                ),
+                _ => return Err(wrong("a data type string")),
+            },
+            declared => {
+                // children_of checked the index and decoded the node.
+                let v = self.child(raw.get::<i64>()?);
+                if declared >= ti::kTVMFFIStaticObjectEnd
+                    && !v.is_none()
+                    && !(v.type_index() >= ti::kTVMFFIStaticObjectBegin && type_registry::is_instance(v.type_index(), declared))
+                {
+                    return Err(Error::type_error(format!(
+                        "Invalid JSON Object Graph: {}: field `{field}` must be a `{}`, got {}",
+                        node.what(),
+                        type_registry::type_key_of(declared),
+                        kind_of(&v)
+                    )));
+                }
+                v
+            }
+        })
+    }
+}
+
+/// The value a JSON graph (a Map) describes.
+pub fn from_json_graph(graph: &Any) -> Result<Any, Error> {
+    let top = graph
+        .get::<ObjectRef>()
+        .ok()
+        .filter(|o| o.type_index() == ti::kTVMFFIMap)
+        .and_then(|o| Map::from_object(o).ok())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected an object"))?;
+    let root = top
+        .get(&Any::string("root_index")?)
+        .and_then(|v| (v.type_index() == ti::kTVMFFIInt).then(|| v.get::<i64>().ok()).flatten())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `root_index` integer field"))?;
+    let nodes = top
+        .get(&Any::string("nodes")?)
+        .and_then(|v| v.get::<ObjectRef>().ok())
+        .filter(|o| o.type_index() == ti::kTVMFFIArray)
+        .and_then(|o| Array::from_object(o).ok())
+        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `nodes` array field"))?;
+    let nodes: Vec<Any> = nodes.iter().cloned().collect();
+    if root < 0 || root as usize >= nodes.len() {
+        return Err(invalid(format!("invalid node index {root}")));
+    }
+    let n = nodes.len();
+    let mut reader = Reader { nodes, decoded: vec![None; n], active: HashSet::new() };
+    reader.decode_reachable(root)?;
+    Ok(reader.child(root))
+}

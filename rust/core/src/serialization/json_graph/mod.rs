@@ -1,0 +1,64 @@
+//! JSON object graphs (`ffi.ToJSONGraph`, `ffi.FromJSONGraph`,
+//! `ffi.ToJSONGraphString`, `ffi.FromJSONGraphString`) in TVM-FFI's format,
+//! so graphs written by either runtime load in the other:
+//!
+//! `{"root_index": i, "nodes": [...], "metadata": ...}` where each node is
+//! `{"type": <type key>, "data": ...}`, children come before their parents,
+//! and equal values (PODs and strings by value, objects by identity) share
+//! one node. Data by type: `int`/`bool`/`float` the value, `ffi.String` the
+//! text, `ffi.Bytes` base64, `ffi.Array`/`ffi.List` node indices,
+//! `ffi.Map`/`ffi.Dict` alternating key/value indices, `ffi.Shape` the dims, `Device`
+//! `[type, id]`, `DataType` its text, `None` nothing; reflected objects an
+//! object of fields (int/bool/float/None-typed fields inline, others as node
+//! indices), or whatever the type's `__data_to_json__` hook returns (read
+//! back with `__data_from_json__`). A cycle (which the format cannot
+//! express) is an error.
+
+
+mod graph_node;
+mod load;
+mod save;
+
+use crate::any::Any;
+use crate::containers::{Array, Map};
+use crate::error::Error;
+use crate::function::{arg, Function};
+use crate::object::ObjectRef;
+
+pub use super::base64::{base64_decode, base64_encode};
+pub use load::from_json_graph;
+pub use save::to_json_graph;
+
+fn obj_any(o: ObjectRef) -> Any {
+    Any::from_object(o)
+}
+fn map_of(pairs: Vec<(&str, Any)>) -> Result<Any, Error> {
+    let pairs = pairs.into_iter().map(|(k, v)| Ok((Any::string(k)?, v))).collect::<Result<Vec<_>, Error>>()?;
+    Ok(obj_any(Map::new(pairs)?.into_object()))
+}
+fn array_of(items: Vec<Any>) -> Result<Any, Error> {
+    Ok(obj_any(Array::new(items)?.into_object()))
+}
+
+pub(crate) fn globals() -> Vec<crate::serialization::Global> {
+    let metadata = |args: &[crate::any::AnyView<'_>]| args.get(1).map_or(Ok(Any::none()), |a| a.to_owned());
+    vec![
+        (
+            "ffi.ToJSONGraph",
+            Function::from_closure(move |args| to_json_graph(&arg::<Any>(args, 0, "value")?, &metadata(args)?)),
+        ),
+        (
+            "ffi.ToJSONGraphString",
+            Function::from_closure(move |args| {
+                crate::serialization::json::stringify_to_any(&to_json_graph(&arg::<Any>(args, 0, "value")?, &metadata(args)?)?, 0)
+            }),
+        ),
+        ("ffi.FromJSONGraph", Function::from_closure(|args| from_json_graph(&arg::<Any>(args, 0, "graph")?))),
+        (
+            "ffi.FromJSONGraphString",
+            Function::from_closure(|args| {
+                from_json_graph(&crate::serialization::json::parse(arg::<String>(args, 0, "text")?.as_bytes())?)
+            }),
+        ),
+    ]
+}
