@@ -1,8 +1,7 @@
 //! Deep native recursion on the caller's thread. The core's algorithms keep
-//! their own work on explicit stacks; what still nests natively is what the
-//! core does not control: the visitor/mutator protocol (a type's native
-//! `__s_visit__` / `__s_mutate__` hook calls back `visit(child)` through the
-//! visitor's vtable), custom hooks (`__s_equal__`, `__s_hash__`,
+//! their own work on explicit stacks (structural walk, visit, map and
+//! mutate on [`super::trampoline`]); what still nests natively here is what
+//! the core does not control: custom hooks (`__s_equal__`, `__s_hash__`,
 //! `__ffi_repr__`, `__ffi_eq__`, `__ffi_hash__`) re-entering through their
 //! callbacks, and the access-path search of visit error contexts.
 //! [`guarded`] runs such a step directly while the current thread has stack

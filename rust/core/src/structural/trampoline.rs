@@ -99,11 +99,10 @@ impl Drop for Entered {
 pub(crate) fn enter(what: &str) -> Result<Entered, Error> {
     let nested = RUNS.with(|r| r.get()) > 0;
     if nested {
-        if let Some(left) = stacker::remaining_stack().filter(|&left| left < HEADROOM) {
+        if stacker::remaining_stack().is_some_and(|left| left < HEADROOM) {
             return Err(Error::runtime_error(format!(
-                "{what}: hooks or callbacks that call back into the traversal nest too deeply \
-                 ({left} bytes of stack left); values the core descends into itself may nest \
-                 without limit, but every level a hook or callback visits uses the thread's stack"
+                "{what}: hooks or callbacks that call back into the traversal nest too deeply for \
+                 the thread's stack (values the core descends into itself may nest without limit)"
             )));
         }
     }
