@@ -544,6 +544,8 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dlpack::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_to_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::tensor_info, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::from_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::tensor_device, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_stream::dtype_parse, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_stream::dtype_format, m)?)?;
     m.add_function(wrap_pyfunction!(dtype_stream::env_set_stream, m)?)?;

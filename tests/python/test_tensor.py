@@ -111,6 +111,19 @@ class TestFromNumPy:
             tether.from_dlpack(view, require_contiguous=True)
         assert tether.from_dlpack(np.arange(4.0), require_contiguous=True).is_contiguous()
 
+    def test_from_dlpack_argument_checks(self):
+        a = np.arange(4, dtype="float32")
+        for bad in (True, -1, 1.0, "8"):
+            with pytest.raises(ValueError, match="require_alignment must be a non-negative int"):
+                tether.from_dlpack(a, require_alignment=bad)
+        with pytest.raises(TypeError):
+            tether.from_dlpack(a, 0)  # the options are keyword-only
+        with pytest.raises(TypeError, match="expected a tensor"):
+            tether.from_dlpack(3)
+        t = tether.from_dlpack(a, require_alignment=4, require_contiguous=1)
+        assert tether.from_dlpack(t) is t  # a Tensor comes back as it is
+        assert t.__dlpack_device__() == (1, 0)
+
     def test_read_only_array(self):
         a = np.arange(5, dtype="float64")
         a.flags.writeable = False

@@ -32,8 +32,10 @@ use tether_sys::*;
 use crate::convert::{self, handle_of, OwnedAny};
 use crate::error_bridge::take_ffi_error;
 
+mod entry_points;
 mod exchange_api;
 mod export;
+pub use entry_points::{from_dlpack, tensor_device};
 use exchange_api::{exchange_api, ExchangeApi};
 pub use export::tensor_to_dlpack;
 

@@ -90,6 +90,10 @@ class Tensor(Object):
                    dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None):
         """A DLPack capsule of this tensor (versioned when the consumer asks
         for DLPack 1.x with `max_version`, the legacy form otherwise)."""
+        if stream is None and dl_device is None and not copy:
+            # What consumers ask on every import: no device or stream to
+            # check (the full checks follow below otherwise).
+            return _ffi.tensor_to_dlpack(self, max_version is not None and tuple(max_version)[0] >= 1)
         if copy:
             raise BufferError("tether tensors are exported without copying (copy=True is not supported)")
         if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
@@ -101,7 +105,7 @@ class Tensor(Object):
         return _ffi.tensor_to_dlpack(self, versioned)
 
     def __dlpack_device__(self) -> Tuple[int, int]:
-        return tuple(self._info()[1])
+        return _ffi.tensor_device(self)
 
     def __repr__(self) -> str:
         if not _ffi.chandle(self):
@@ -143,14 +147,11 @@ def _set_class_tensor(cls: type) -> None:
     sys.modules[__package__]._CLASS_TENSOR = cls
 
 
-def from_dlpack(ext_tensor: Any, *, require_alignment: int = 0, require_contiguous: bool = False) -> Tensor:
-    """A `Tensor` sharing memory with `ext_tensor` (anything with
-    ``__dlpack__``, or a DLPack capsule)."""
-    if isinstance(ext_tensor, Tensor):
-        return ext_tensor
-    if isinstance(require_alignment, bool) or not isinstance(require_alignment, int) or require_alignment < 0:
-        raise ValueError(f"require_alignment must be a non-negative int, got {require_alignment!r}")
-    return _ffi.tensor_from_dlpack(ext_tensor, require_alignment, bool(require_contiguous))
+# from_dlpack(ext_tensor, *, require_alignment=0, require_contiguous=False):
+# a `Tensor` sharing memory with `ext_tensor` (anything with ``__dlpack__``,
+# or a DLPack capsule); a Tensor is returned as it is. Native, so an import
+# costs one call (the argument checks are the extension's).
+from_dlpack = _ffi.from_dlpack
 
 
 def _shape_obj_get_py_tuple(obj: Any) -> Tuple[int, ...]:

@@ -86,6 +86,20 @@ def _is_instance(obj: Any) -> bool:
     return not isinstance(obj, type) and is_dataclass(obj)
 
 
+def _rebuild_mapping(obj: dict, convert: Callable[[Any], Any]) -> dict:
+    """A dict subclass rebuilt with ``convert`` applied to keys and values.
+    A ``defaultdict`` (any mapping whose type has ``default_factory``) takes
+    its factory as the first constructor argument, not an iterable of
+    pairs, so it is built empty and filled (the stdlib's rule)."""
+    t = type(obj)
+    if hasattr(t, "default_factory"):
+        result = t(obj.default_factory)
+        for k, v in obj.items():
+            result[convert(k)] = convert(v)
+        return result
+    return t((convert(k), convert(v)) for k, v in obj.items())
+
+
 def _asdict_inner(obj: Any, factory: Callable) -> Any:
     t = type(obj)
     if t in _ATOMIC:
@@ -107,7 +121,7 @@ def _asdict_inner(obj: Any, factory: Callable) -> Any:
     if isinstance(obj, (list, tuple)):
         return t(_asdict_inner(v, factory) for v in obj)
     if isinstance(obj, dict):
-        return t((_asdict_inner(k, factory), _asdict_inner(v, factory)) for k, v in obj.items())
+        return _rebuild_mapping(obj, lambda x: _asdict_inner(x, factory))
     return copy.deepcopy(obj)
 
 
@@ -126,7 +140,7 @@ def _astuple_inner(obj: Any, factory: Callable) -> Any:
     if isinstance(obj, (list, tuple)):
         return t(_astuple_inner(v, factory) for v in obj)
     if isinstance(obj, dict):
-        return t((_astuple_inner(k, factory), _astuple_inner(v, factory)) for k, v in obj.items())
+        return _rebuild_mapping(obj, lambda x: _astuple_inner(x, factory))
     return copy.deepcopy(obj)
 
 
