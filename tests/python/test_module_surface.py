@@ -42,11 +42,6 @@ NOT_APPLICABLE = {
                                     "with its fields in one step (tether.dataclass.RegisterType)",
     ("core", "_rollback_py_class"): "as _register_py_class: there is no half-registered type to roll back",
     ("core", "DLTensorTestWrapper"): "a test-only DLPack exchange wrapper of upstream's compiled module",
-    ("dataclasses", "EnumState"): "tether keeps an enum's state on its Python class; the core has no ffi.EnumState type",
-    ("dataclasses.enum", "EnumState"): "as dataclasses.EnumState",
-    ("testing", "enum_variant_get"): "a lookup in upstream's natively declared enum testing.TestEnumVariant; tether's "
-                                     "enums are Python-defined types, so its testing library declares none",
-    ("testing._ffi_api", "enum_variant_get"): "as testing.enum_variant_get",
     ("dataclasses.py_class", "on_fields_resolved"): "upstream's deferred field registration; tether resolves and "
                                                     "registers fields when py_class runs",
     ("dataclasses._resolve_fields", "register_type_without_fields"): "as on_fields_resolved",

@@ -20,7 +20,7 @@ from parity import assert_same_records
 # What apache-tvm-ffi 0.1.15.post2's testing library registers (all but
 # testing.enum_variant_get: see test_native_enum_lookup_is_not_offered).
 UPSTREAM_GLOBALS = """
-make_visit_region_graph test_raise_error add_one nop echo apply run_check_signal object_use_count
+make_visit_region_graph enum_variant_get test_raise_error add_one nop echo apply run_check_signal object_use_count
 make_unregistered_object get_add_one_c_symbol get_mlir_add_one_c_symbol optional_tensor_view_has_value
 TestIntPairSum make_array_with_tensor make_array_with_mixed make_nested_array_with_tensor
 make_list_with_tensor make_map_with_tensor make_dict_with_tensor make_empty_array_with_tensor_input
@@ -42,7 +42,7 @@ TestUnregisteredObject TestDeepCopyEdges TestFrozenCxx TestCompare TestHash Test
 TestEqWithoutHash TestCxxClassBase TestCxxClassDerived TestCxxClassDerivedDerived TestCxxClassHiddenField
 TestCxxClassPolymorphic TestCxxEnumHolder TestCxxInitSubset TestCxxKwOnly TestCxxAutoInit TestCxxAutoInitSimple
 TestCxxAutoInitAllInitOff TestCxxAutoInitKwOnlyDefaults TestCxxAutoInitParent TestCxxAutoInitChild
-TestCxxNoAutoInit SchemaAllTypes TestVisitRegions TestVisitHook
+TestCxxNoAutoInit SchemaAllTypes TestVisitRegions TestVisitHook TestEnumVariant TestCxxIntEnum TestCxxStrEnum
 """.split()
 
 PACKAGE_DIR = os.path.dirname(tether.__file__)
@@ -339,9 +339,43 @@ def test_behaves_as_the_peer_testing_library():
     assert_same_records(PARITY)
 
 
-def test_native_enum_lookup_is_not_offered():
-    # tether's FFI enums are run-time (Python-defined) types: a natively
-    # declared enum such as upstream's testing.TestEnumVariant, and
-    # testing.enum_variant_get over it, have no counterpart.
-    assert tether.get_global_func("testing.enum_variant_get", allow_missing=True) is None
+def test_native_enum_variants_and_lookup():
+    # testing.TestEnumVariant declares its variants natively (Alpha, Beta,
+    # each with a `code` attribute); a Python class binding the type key
+    # sees those singletons and attributes, and the library's lookup
+    # returns the same objects.
+    from typing import ClassVar
+
+    from tether.dataclasses import Enum
+
+    class Variant(Enum, type_key="testing.TestEnumVariant"):
+        Alpha: ClassVar["Variant"]
+        Beta: ClassVar["Variant"]
+
+    get = tether.get_global_func("testing.enum_variant_get")
+    assert get("Alpha").same_as(Variant.Alpha) and get("Beta").same_as(Variant.Beta)
+    assert (Variant.Alpha._int_index, Variant.Beta._int_index) == (0, 1)
+    assert [v._str_index for v in Variant] == ["Alpha", "Beta"]
+    assert Variant.attr_dict["code"][Variant.Beta] == 20
+    with pytest.raises(ValueError, match="has no instance with index missing"):
+        get("missing")
+    # The payload enums are declared without variants; the Python classes
+    # add theirs through the native allocator and field setters.
     assert tether.testing._TestCxxIntEnum.low.value == 10
+    assert tether.testing._TestCxxStrEnum("*").same_as(tether.testing._TestCxxStrEnum.mul)
+
+
+def test_payload_enum_fields_take_payloads_natively():
+    T = tether.testing
+    holder = T._TestCxxEnumHolder(priority=20, opcode="*")
+    assert holder.priority.same_as(T._TestCxxIntEnum.high) and holder.opcode.same_as(T._TestCxxStrEnum.mul)
+    holder.priority = 10
+    assert holder.priority.same_as(T._TestCxxIntEnum.low)
+    with pytest.raises(TypeError, match="expected testing.TestCxxStrEnum, got str"):
+        holder.opcode = "/"
+    with pytest.raises(TypeError, match="expected testing.TestCxxIntEnum, got int"):
+        T._TestCxxEnumHolder(priority=99, opcode="+")
+    # A payload of the other kind is no payload: the ordinary refusal.
+    with pytest.raises(TypeError):
+        holder.priority = "high"
+    assert holder.opcode.same_as(T._TestCxxStrEnum.mul)

@@ -1,7 +1,7 @@
 """FFI enum singletons with the API of ``tvm_ffi.dataclasses.Enum``.
 
 ``class Color(Enum, type_key="demo.Color"): red = auto()`` registers the
-FFI type ``demo.Color`` (a ``py_class`` deriving from ``ffi.Enum``, whose
+FFI type ``demo.Color`` deriving from the core's ``ffi.Enum`` (whose
 objects carry ``_int_index`` and ``_str_index``) and makes one object per
 variant. ``Color.red`` is that object (tied like every wrapper),
 ``Color(0)``/``Color("red")``/``Color.get(...)`` look it up, iteration
@@ -9,11 +9,15 @@ follows declaration order, ``entry(...)`` gives values to extra fields,
 ``IntEnum``/``StrEnum`` expose ``value``, and ``EnumAttrMap`` attaches
 per-variant attributes.
 
-The registry of variants is an ``ffi.EnumState`` object (``entries``,
-``indexes`` by int and str index, per-variant ``attrs``) kept as the
-enum type's ``__ffi_enum__`` type attribute, as in TVM-FFI. Difference:
-``ffi.EnumState`` and ``ffi.Enum`` are run-time types here (tether's core
-registers neither), so enums defined natively in C++ are not adopted.
+``Enum``, ``IntEnum``, ``StrEnum`` and ``EnumState`` are the classes of the
+core's native types. The registry of variants is an ``ffi.EnumState``
+object (``entries``, ``indexes`` by int and str index, per-variant
+``attrs``) kept as the enum type's ``__ffi_enum__`` type attribute, the
+same object C++ code registering variants with TVM-FFI's ``EnumDef``
+fills. A ``type_key`` the core already knows (a type declared natively)
+is bound with ``c_class``: its ``ClassVar`` binders name variants
+registered natively, and new variants are created through its
+``__ffi_new__`` and field setters; any other key defines a ``py_class``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import typing
 from typing import Any, ClassVar, Iterator
 
 from .. import container, core
-from .field import field
+from .c_class import c_class
 from .missing import MISSING
 from .py_class import py_class
 
@@ -68,19 +72,28 @@ def _normalize_index(index: Any) -> Any:
     raise TypeError(f"enum index must be int or str, got {type(index).__name__}")
 
 
-@py_class("ffi.EnumState")
+@c_class("ffi.EnumState")
 class EnumState(core.Object):
     """The variants of one enum type: ``entries`` in declaration order,
     ``indexes`` by int and str index, and ``attrs`` (per attribute name,
     a Dict from variant to value)."""
 
-    entries: container.List[core.Object] = field(default_factory=container.List)
-    indexes: container.Dict[Any, core.Object] = field(default_factory=container.Dict)
-    attrs: container.Dict[str, container.Dict[core.Object, Any]] = field(default_factory=container.Dict)
+    entries: container.List[core.Object]
+    indexes: container.Dict[Any, core.Object]
+    attrs: container.Dict[str, container.Dict[core.Object, Any]]
 
 
-def _state(cls: type) -> Any:
-    return cls.__dict__.get("__ffi_enum_state__")
+def _state(cls: type, *, create: bool = False) -> Any:
+    """The enum type's registered state (made and registered first when
+    ``create`` is set and there is none)."""
+    info = cls.__dict__.get("__tvm_ffi_type_info__") or getattr(cls, "__tvm_ffi_type_info__", None)
+    if info is None:
+        return None
+    state = core._lookup_type_attr(info.type_index, ENUM_STATE_ATTR)
+    if state is None and create:
+        core._register_type_attr(info.type_index, ENUM_STATE_ATTR, EnumState())
+        state = core._lookup_type_attr(info.type_index, ENUM_STATE_ATTR)
+    return state
 
 
 class _EnumMeta(type(core.Object)):
@@ -115,7 +128,7 @@ class _ClassProperty:
         return self.fget(owner if owner is not None else type(instance))
 
 
-@py_class("ffi.Enum", frozen=True, structural_eq="singleton", init=True, repr=True)
+@c_class("ffi.Enum", init=False)
 class Enum(core.Object, metaclass=_EnumMeta):
     """Base class of FFI enum singletons."""
 
@@ -130,10 +143,14 @@ class Enum(core.Object, metaclass=_EnumMeta):
         payload = int if issubclass(cls, IntEnum) else str if issubclass(cls, StrEnum) else None
         user_repr = "__repr__" in cls.__dict__
         binders, declarations = _collect(cls, payload)
-        py_class(type_key, frozen=frozen, init=init, repr=repr, structural_eq="singleton")(cls)
+        native = core._object_type_key_to_index(type_key) is not None
+        if native:
+            c_class(type_key, init=init, repr=repr)(cls)
+        else:
+            py_class(type_key, frozen=frozen, init=init, repr=repr, structural_eq="singleton")(cls)
         if payload is not None:
             _install_payload(cls, payload, user_repr)
-        _resolve(cls, binders, declarations, payload)
+        _resolve(cls, binders, declarations, payload, type_key, native)
 
     @classmethod
     def get(cls, index: Any) -> Any:
@@ -175,12 +192,11 @@ class EnumAttrMap:
             raise TypeError(f"expected {self._enum_cls.__name__}, got {type(variant).__name__}")
 
     def _column(self, create: bool) -> Any:
-        state = _state(self._enum_cls)
+        state = _state(self._enum_cls, create=create)
         if state is None:
             return None
-        if create:
-            if self._name not in state.attrs:
-                state.attrs[self._name] = container.Dict()
+        if create and self._name not in state.attrs:
+            state.attrs[self._name] = container.Dict()
         return state.attrs.get(self._name)
 
     def __setitem__(self, variant: object, value: Any) -> None:
@@ -210,26 +226,22 @@ class EnumAttrMap:
         return self._name
 
 
-@py_class("ffi.IntEnum", frozen=True, structural_eq="singleton")
+@c_class("ffi.IntEnum", init=False)
 class IntEnum(Enum):
-    """Enum whose ``value`` is its int index."""
+    """Enum whose ``value`` is its int index (a read-only native field)."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         _reject_value_field(cls, "IntEnum")
         super().__init_subclass__(**kwargs)
 
 
-@py_class("ffi.StrEnum", frozen=True, structural_eq="singleton")
+@c_class("ffi.StrEnum", init=False)
 class StrEnum(Enum):
     """Enum whose ``name`` and ``value`` are its str index."""
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         _reject_value_field(cls, "StrEnum")
         super().__init_subclass__(**kwargs)
-
-
-IntEnum.value = property(lambda self: self._int_index)
-StrEnum.value = property(lambda self: self._str_index)
 
 
 def _reject_value_field(cls: type, base: str) -> None:
@@ -264,15 +276,18 @@ def _collect(cls: type, payload: Any) -> tuple:
     return binders, declarations
 
 
-def _resolve(cls: type, binders: list, declarations: dict, payload: Any) -> None:
-    state = EnumState()
-    core._register_type_attr(cls.__tvm_ffi_type_info__.type_index, ENUM_STATE_ATTR, state)
+def _resolve(cls: type, binders: list, declarations: dict, payload: Any, type_key: str, native: bool) -> None:
+    state = _state(cls, create=True)
     cls.__ffi_enum_state__ = state
     for alias in binders:
-        if payload is int:
-            raise TypeError(f"{cls.__name__}.{alias} requires an integer value")
-        instance = _create(cls, len(state.entries), alias, _EnumEntry())
-        _register(state, instance)
+        instance = state.indexes.get(alias)
+        if instance is None:
+            if native:
+                raise RuntimeError(f"{type_key!r} has no enum at string index {alias!r}")
+            if payload is int:
+                raise TypeError(f"{cls.__name__}.{alias} requires an integer value")
+            instance = _create(cls, len(state.entries), alias, _EnumEntry(), native)
+            _register(state, instance)
         setattr(cls, alias, instance)
     for alias, declaration in declarations.items():
         kwargs = dict(declaration.kwargs)
@@ -294,15 +309,31 @@ def _resolve(cls: type, binders: list, declarations: dict, payload: Any) -> None
         if instance is None:
             if int_index in state.indexes or str_index in state.indexes:
                 raise ValueError(f"duplicate enum index in {cls.__name__}.{alias}")
-            instance = _create(cls, int_index, str_index, _EnumEntry(*declaration.args, **kwargs))
+            instance = _create(cls, int_index, str_index, _EnumEntry(*declaration.args, **kwargs), native)
             _register(state, instance)
         setattr(cls, alias, instance)
 
 
-def _create(cls: type, int_index: int, str_index: str, declaration: _EnumEntry) -> Any:
+def _create(cls: type, int_index: int, str_index: str, declaration: _EnumEntry, native: bool) -> Any:
     try:
-        return type(cls).__base__.__call__(cls, *declaration.args, _int_index=int_index, _str_index=str_index,
-                                           **declaration.kwargs)
+        if not native:
+            return type(cls).__base__.__call__(cls, *declaration.args, _int_index=int_index, _str_index=str_index,
+                                               **declaration.kwargs)
+        # A natively declared type: a default instance from its allocator,
+        # then every value through the field's setter (read-only fields
+        # included, as TVM-FFI's EnumDef writes them).
+        if declaration.args:
+            raise TypeError("entries of a natively declared enum take keyword fields only")
+        ffi_new = core._lookup_type_attr(cls.__tvm_ffi_type_info__.type_index, "__ffi_new__")
+        if ffi_new is None:
+            raise TypeError("the enum type has no allocator (__ffi_new__)")
+        instance = ffi_new()
+        for name, value in {"_int_index": int_index, "_str_index": str_index, **declaration.kwargs}.items():
+            descriptor = getattr(cls, name, None)
+            if descriptor is None or not hasattr(descriptor, "set"):
+                raise TypeError(f"field {name!r} has no reflected setter")
+            descriptor.set(instance, value)
+        return instance
     except Exception as err:
         raise TypeError(f"{cls.__name__}.{str_index}: invalid enum entry: {err}") from None
 

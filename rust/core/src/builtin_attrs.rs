@@ -61,6 +61,7 @@ fn register() -> Result<(), Error> {
     )?;
     type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())?;
     crate::big_int::hooks::register()?;
+    crate::enum_type::register()?;
     crate::structural::ensure_reflection();
     crate::structural::container_hooks::register()?;
     Ok(())

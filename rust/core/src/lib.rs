@@ -31,6 +31,7 @@ pub mod c_api_table;
 pub mod containers;
 pub mod cxx_bridge;
 pub mod dataclass;
+pub mod enum_type;
 pub mod error;
 pub mod function;
 pub mod function_metadata;

@@ -211,6 +211,11 @@ impl<T: ObjectType> TypeBuilder<T> {
         self.field_record::<F>(name, offset, 0, static_type_index)
     }
 
+    /// A field with explicit flags (`field_flag::*`) and static type index.
+    pub fn field_full<F: FieldValue>(self, name: &str, offset: usize, flags: i64, static_type_index: i32) -> Result<Self, Error> {
+        self.field_record::<F>(name, offset, flags, static_type_index)
+    }
+
     fn field_with_flags<F: FieldValue>(self, name: &str, offset: usize, flags: i64) -> Result<Self, Error> {
         self.field_record::<F>(name, offset, flags, F::STATIC_TYPE_INDEX)
     }

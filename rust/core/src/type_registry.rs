@@ -43,6 +43,9 @@ struct TypeEntry {
 struct AttrColumn {
     column: Box<TVMFFITypeAttrColumn>,
     values: Vec<Any>,
+    /// Slots holding a default the core installed (an enum type's
+    /// `__ffi_repr__`), which a later registration may replace once.
+    defaults: std::collections::HashSet<usize>,
 }
 
 struct Registry {
@@ -126,6 +129,7 @@ impl Registry {
         self.attrs.entry(name.to_vec()).or_insert_with(|| AttrColumn {
             column: Box::new(TVMFFITypeAttrColumn { data: std::ptr::null(), size: 0, begin_index: 0 }),
             values: Vec::new(),
+            defaults: std::collections::HashSet::new(),
         })
     }
 
@@ -290,6 +294,8 @@ pub fn child_slots(index: i32) -> Option<(i32, bool)> {
 
 /// The index registered for `key`.
 pub fn key_to_index(key: &[u8]) -> Option<i32> {
+    // The core's own types (ffi.Enum, ...) are part of the start-up registration.
+    crate::builtin_attrs::ensure();
     registry().read().by_key.get(key).copied()
 }
 
@@ -412,13 +418,32 @@ pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Erro
 /// sure the column exists (the headers' `EnsureTypeAttrColumn`); the value
 /// is ignored.
 pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
+    let installed = store_attr(index, attr_name, value, false)?;
+    // An enum type's state makes it an enum with variants: give it the
+    // enum repr unless it has a repr of its own (outside the lock, as the
+    // hook registers attributes itself).
+    if installed && attr_name == crate::enum_type::ENUM_STATE_ATTR.as_bytes() {
+        crate::enum_type::on_state_registered(index)?;
+    }
+    Ok(())
+}
+
+/// Set `attr_name` of type `index` to a default that a later
+/// [`register_attr`] may replace; nothing happens when a value is set.
+pub(crate) fn register_default_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
+    store_attr(index, attr_name, value, true).map(|_| ())
+}
+
+/// Store an attribute value; whether it was stored (a default is not
+/// stored over an existing value).
+fn store_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny, as_default: bool) -> Result<bool, Error> {
     if index < 0 {
         return Err(Error::value_error(format!("unknown type index {index}")));
     }
     let mut r = registry().write();
     if index == ti::kTVMFFINone {
         r.ensure_column(attr_name);
-        return Ok(());
+        return Ok(false);
     }
     if r.entry(index).is_none() {
         return Err(Error::value_error(format!("unknown type index {index}")));
@@ -430,7 +455,11 @@ pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<
         col.values.resize_with(slot + 1, Any::none);
     }
     let existing = &col.values[slot];
-    if !existing.is_none() && !existing.same_value(&value) {
+    if as_default && !existing.is_none() {
+        return Ok(false);
+    }
+    let replaces_default = !as_default && col.defaults.remove(&slot);
+    if !existing.is_none() && !existing.same_value(&value) && !replaces_default {
         return Err(Error::value_error(format!(
             "attribute {} of type {} is already registered",
             String::from_utf8_lossy(attr_name),
@@ -438,10 +467,13 @@ pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<
         )));
     }
     col.values[slot] = value;
+    if as_default {
+        col.defaults.insert(slot);
+    }
     // Any is repr(transparent) over TVMFFIAny, so the Vec is the column.
     col.column.data = col.values.as_ptr() as *const TVMFFIAny;
     col.column.size = col.values.len() as i32;
-    Ok(())
+    Ok(true)
 }
 
 /// The column of an attribute, if any type registered it.

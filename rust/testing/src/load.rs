@@ -31,10 +31,11 @@ type Step = fn() -> Result<(), Error>;
 
 /// Register every testing global and type; the first failure, if any.
 pub fn register_all() -> Option<String> {
-    let steps: [(&str, Step); 6] = [
+    let steps: [(&str, Step); 7] = [
         ("globals", crate::globals::register),
         ("basic types", crate::types::basic::register),
         ("compare types", crate::types::compare::register),
+        ("enum types", crate::types::enums::register),
         ("C++ class types", crate::types::cxx_class::register),
         ("schema types", crate::types::schema::register),
         ("visit types", crate::types::visit::register),

@@ -4,8 +4,8 @@
 //! BigInts and PODs are shared. Objects are copied through their type's
 //! `__ffi_shallow_copy__` hook, or field by field for run-time dataclass
 //! types, and then get their fields' copies; other object types are an
-//! error. A List or object that refers back to an Array or Map still being
-//! copied is fixed up once all copies exist. The copy runs on an explicit
+//! error. A List, Dict (value or key) or object that refers back to an
+//! Array or Map still being copied is fixed up once all copies exist. The copy runs on an explicit
 //! stack of open containers and objects, so depth costs heap, not stack.
 
 use std::collections::HashMap;
@@ -102,6 +102,8 @@ impl Copier {
             ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape | ti::kTVMFFIBigInt => {
                 return Ok(Started::Copied(value.clone()));
             }
+            // Enum singletons are immutable and unique: copies share them.
+            i if crate::enum_type::is_enum_type(i) => return Ok(Started::Copied(value.clone())),
             ti::kTVMFFIArray => {
                 self.in_progress.insert(addr, obj.clone());
                 let items: Vec<Any> = Array::from_object(obj.clone())?.iter().cloned().collect();
@@ -176,9 +178,22 @@ impl Copier {
                 }
                 ti::kTVMFFIDict => {
                     let dict = Dict::from_object(obj)?;
-                    for (k, v) in dict.items() {
-                        if let Some(r) = self.replacement(&v) {
-                            dict.set(k, r)?;
+                    let items = dict.items();
+                    if items.iter().any(|(k, _)| self.replacement(k).is_some()) {
+                        // A key was an Array or Map still being copied (the
+                        // root, say): keys cannot be swapped in place, so
+                        // the Dict is refilled in its iteration order.
+                        dict.clear();
+                        for (k, v) in items {
+                            let k = self.replacement(&k).unwrap_or(k);
+                            let v = self.replacement(&v).unwrap_or(v);
+                            dict.set(k, v)?;
+                        }
+                    } else {
+                        for (k, v) in items {
+                            if let Some(r) = self.replacement(&v) {
+                                dict.set(k, r)?;
+                            }
                         }
                     }
                 }

@@ -89,6 +89,62 @@ pub fn layout_of_instance(type_index: i32) -> Option<Arc<Layout>> {
     })
 }
 
+/// The instance size and fields (its ancestors' included) of a type the
+/// testing library did not declare, from the core's records; None for
+/// `ffi.Object` and for types without metadata. Fields sharing an offset
+/// (an alias such as `ffi.IntEnum`'s `value`) are listed once, so an
+/// owning field is released once.
+pub fn native_parent_fields(type_index: i32) -> Result<Option<(usize, Vec<SlotField>)>, Error> {
+    use crate::ffi::object::{bytes_to_string, type_info};
+    use tether_sys::abi::type_index as ti;
+
+    let Some(info) = type_info(type_index) else { return Ok(None) };
+    // SAFETY: NULL or a metadata record the core keeps for the process.
+    let Some(md) = (unsafe { info.metadata.as_ref() }) else { return Ok(None) };
+    if type_index == ti::kTVMFFIObject {
+        return Ok(None);
+    }
+    let mut chain = Vec::new();
+    let depth = usize::try_from(info.type_depth).unwrap_or(0);
+    for d in 0..depth {
+        // SAFETY: the ancestors array has `type_depth` live entries.
+        if let Some(a) = unsafe { (*info.type_ancestors.add(d)).as_ref() } {
+            chain.push(a);
+        }
+    }
+    chain.push(info);
+    let mut fields: Vec<SlotField> = Vec::new();
+    for t in chain {
+        for i in 0..usize::try_from(t.num_fields).unwrap_or(0) {
+            // SAFETY: the core keeps `num_fields` records at `fields`.
+            let f = unsafe { &*t.fields.add(i) };
+            let offset = usize::try_from(f.offset).map_err(|_| Error::runtime_error("a field at a negative offset"))?;
+            if fields.iter().any(|s| s.offset == offset) {
+                continue;
+            }
+            let store = match (f.field_static_type_index, f.size) {
+                (ti::kTVMFFIInt, 8) => Store::I64,
+                (ti::kTVMFFIFloat, 8) => Store::F64,
+                (ti::kTVMFFIBool, 1) => Store::Bool,
+                (_, 16) => Store::Any,
+                (i, 8) if i >= ti::kTVMFFIStaticObjectBegin || i == ti::kTVMFFIAny => Store::Object,
+                _ => {
+                    return Err(Error::runtime_error(format!(
+                        "field {} of {} has a storage the testing library does not model",
+                        bytes_to_string(&f.name),
+                        bytes_to_string(&t.type_key)
+                    )))
+                }
+            };
+            // Field names live as long as the layout table (the process).
+            let name: &'static str = Box::leak(bytes_to_string(&f.name).into_boxed_str());
+            fields.push(SlotField { name, offset, store, initial: None });
+        }
+    }
+    let size = usize::try_from(md.total_size).map_err(|_| Error::runtime_error("a negative instance size"))?;
+    Ok(Some((size, fields)))
+}
+
 fn layout_at(slot: usize) -> Option<Arc<Layout>> {
     TABLE.read().ok()?.as_ref()?.by_slot.get(slot).cloned()
 }

@@ -1,7 +1,9 @@
 //! Reflection for the test types: field storage ([`storage`]), instances
 //! ([`instance`]) and type declarations in the manner of upstream's
-//! `refl::ObjectDef` ([`object_def`]).
+//! `refl::ObjectDef` ([`object_def`]), and enum singletons in the manner
+//! of upstream's `refl::EnumDef` ([`enum_def`]).
 
+pub mod enum_def;
 pub mod instance;
 pub mod object_def;
 pub mod storage;

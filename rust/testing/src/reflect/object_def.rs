@@ -160,6 +160,7 @@ pub struct TypeDef {
     total_size: Option<usize>,
     attrs: Vec<(&'static str, Any)>,
     bare: bool,
+    structural_kind: i32,
 }
 
 /// A registered test type.
@@ -185,6 +186,7 @@ impl TypeDef {
             total_size: None,
             attrs: Vec::new(),
             bare: false,
+            structural_kind: 0,
         }
     }
     pub fn parent(mut self, key: &'static str) -> Self {
@@ -223,6 +225,12 @@ impl TypeDef {
     /// declared but never defined through `ObjectDef`).
     pub fn bare(mut self) -> Self {
         self.bare = true;
+        self
+    }
+    /// The structural equality kind of the metadata (`_type_s_eq_hash_kind`,
+    /// which C++ subclasses inherit).
+    pub fn structural_kind(mut self, kind: i32) -> Self {
+        self.structural_kind = kind;
         self
     }
     /// The instance size when members that are not reflected make it larger.
@@ -280,6 +288,11 @@ impl TypeDef {
         if let Some(p) = &parent_layout {
             end = p.total_size;
             slots.extend(p.fields.iter().map(|f| SlotField { name: f.name, offset: f.offset, store: f.store, initial: f.initial.clone() }));
+        } else if let Some((size, fields)) = instance::native_parent_fields(parent_index)? {
+            // A parent the core (or other native code) declares: its
+            // fields sit where its own instances have them.
+            end = size;
+            slots.extend(fields);
         }
         let mut offsets = Vec::with_capacity(self.fields.len());
         for f in &self.fields {
@@ -299,7 +312,12 @@ impl TypeDef {
             None
         };
 
-        let md = TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator, total_size: total_size as i32, structural_eq_hash_kind: 0 };
+        let md = TVMFFITypeMetadata {
+            doc: TVMFFIByteArray::EMPTY,
+            creator,
+            total_size: total_size as i32,
+            structural_eq_hash_kind: self.structural_kind,
+        };
         // SAFETY: a valid record for the call (the core copies it).
         Error::check(unsafe { (api().TVMFFITypeRegisterMetadata)(index, &md) })?;
 

@@ -224,9 +224,18 @@ fn set_slot(slot: usize, field: *mut c_void, value: *const TVMFFIAny) -> c_int {
     };
     // SAFETY: the core passes a valid value view for the call.
     let view = unsafe { AnyView::from_raw(&*value) };
-    let converted = ty
-        .convert(&view)
-        .map_err(|got| Error::type_error(format!("Cannot convert from type `{got}` to `{}`", ty.display())));
+    let converted = ty.convert(&view).or_else(|got| {
+        // A field of a payload enum type also takes the raw int or string
+        // naming one of its singletons (as upstream's dataclass fields do).
+        if let Ty::Object { key, .. } = &ty {
+            if let Some(target) = crate::ffi::object::type_index_of(key) {
+                if let Some(singleton) = super::enum_def::normalize_payload(target, &view)? {
+                    return Ok(singleton);
+                }
+            }
+        }
+        Err(Error::type_error(format!("Cannot convert from type `{got}` to `{}`", ty.display())))
+    });
     // SAFETY: the core passes a field of this storage (module invariant).
     match converted.and_then(|v| unsafe { store.write(field as *mut u8, v) }) {
         Ok(()) => 0,

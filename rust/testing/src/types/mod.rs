@@ -1,12 +1,13 @@
 //! The test object types, grouped as upstream's testing library declares
 //! them: plain objects and inheritance ([`basic`]), comparison and hashing
 //! hooks ([`compare`]), C++-class-style layouts and generated constructors
-//! ([`cxx_class`]), every field and signature type ([`schema`]) and
-//! structural-visit fixtures ([`visit`]).
+//! ([`cxx_class`]), enum fixtures ([`enums`]), every field and signature
+//! type ([`schema`]) and structural-visit fixtures ([`visit`]).
 
 pub mod basic;
 pub mod compare;
 pub mod cxx_class;
+pub mod enums;
 pub mod schema;
 pub mod visit;
 

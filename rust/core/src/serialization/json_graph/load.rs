@@ -48,7 +48,7 @@ fn is_inline(f: &TVMFFIFieldInfo) -> bool {
 }
 
 fn uses_data_hook(index: i32) -> bool {
-    type_registry::attr_value(index, b"__data_from_json__").is_some()
+    crate::enum_type::is_enum_type(index) || type_registry::attr_value(index, b"__data_from_json__").is_some()
 }
 
 struct Reader {
@@ -206,6 +206,11 @@ impl Reader {
 
     fn decode_object(&self, node: &GraphNode) -> Result<Any, Error> {
         let index = node.type_index;
+        // An enum node names its singleton by canonical index.
+        if crate::enum_type::is_enum_type(index) {
+            let key = if crate::enum_type::is_int_enum_type(index) { node.data_int(false)? } else { Any::string(&node.data_str()?)? };
+            return crate::enum_type::get_by_index(index, &key).map(Any::from_object);
+        }
         if let Some(hook) = type_registry::attr_value(index, b"__data_from_json__") {
             return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?]);
         }

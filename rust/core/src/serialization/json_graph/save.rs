@@ -148,7 +148,7 @@ impl Writer {
             }
             _ => {
                 let index = obj.type_index();
-                if type_registry::attr_value(index, b"__data_to_json__").is_some() {
+                if crate::enum_type::is_enum_type(index) || type_registry::attr_value(index, b"__data_to_json__").is_some() {
                     return Ok(None);
                 }
                 let info = type_registry::type_info(index).ok_or_else(|| Error::type_error("unregistered type"))?;
@@ -167,6 +167,10 @@ impl Writer {
     }
 
     fn hook_data(&self, obj: &ObjectRef) -> Result<Any, Error> {
+        // An enum singleton is written as its canonical index.
+        if crate::enum_type::is_enum_type(obj.type_index()) {
+            return crate::enum_type::canonical_index(obj);
+        }
         let hook = type_registry::attr_value(obj.type_index(), b"__data_to_json__")
             .ok_or_else(|| Error::runtime_error("the __data_to_json__ hook went away"))?;
         Function::from_object(hook.get::<ObjectRef>()?)?.call(&[Any::from_object(obj.clone())])
