@@ -26,7 +26,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from workloads import Library, floors, memory_per_object, operations  # noqa: E402
+import bulk  # noqa: E402
+from workloads import Library, _loop, floors, memory_per_object, operations  # noqa: E402
 
 # Ratio targets (tether / peer) by operation prefix; the first match applies.
 TARGETS = [
@@ -39,6 +40,13 @@ TARGETS = [
     ("array.obj", 0.2),
     ("array.int", 0.8),
     ("native.make_object", 1.1),
+    ("shash.", 0.5),
+    ("sequal.", 0.5),
+    ("json.", 0.5),
+    ("convert.", 0.5),
+    ("dlpack.", 0.8),
+    ("repr.", 0.8),
+    ("echo.", 0.5),
 ]
 
 
@@ -73,6 +81,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="a few rounds of short samples (seconds)")
     ap.add_argument("--out", default="bench-results", help="folder for bench.json and bench.png")
+    ap.add_argument("--only", default="", help="comma-separated op prefixes to run (default: all)")
     args = ap.parse_args()
     rounds, budget = (3, 2e5) if args.quick else (25, 5e6)
     mem_count = 10_000 if args.quick else 1_000_000
@@ -82,15 +91,26 @@ def main() -> int:
     native = {lib.name: lib.native_module(build, peer_lib.include_dir) for lib in (tether_lib, peer_lib)}
     ops = {lib.name: operations(lib, native[lib.name]) for lib in (tether_lib, peer_lib)}
     floor_ops = floors()
-    names = list(ops["tether"])
+    hot = list(ops["tether"])
+    for lib in (tether_lib, peer_lib):
+        ops[lib.name].update(bulk.operations(lib, _loop))
+    floor_ops.update(bulk.floors(_loop))
+    prefixes = [p for p in args.only.split(",") if p]
+    names = [n for n in ops["tether"] if not prefixes or any(n.startswith(p) for p in prefixes)]
 
-    runners = [(name, side, ops[side][name]) for name in names for side in ("tether", "peer")]
-    runners += [(name, "floor", floor_ops[name]) for name in names if name in floor_ops]
-    iters = {(name, side): calibrate(run, budget) for name, side, run in runners}
-    samples = {(name, side): [] for name, side, _ in runners}
-    for _ in range(rounds):
-        for name, side, run in runners:
-            samples[(name, side)].append(sample(run, iters[(name, side)]))
+    # The per-access operations and the bulk ones are timed as two separate
+    # round-robins: a bulk sample (megabytes allocated and freed) leaves the
+    # heap and caches cold for whatever runs next, which would tax the
+    # sub-microsecond operations of the first group.
+    samples = {}
+    for group in ([n for n in names if n in hot], [n for n in names if n not in hot]):
+        runners = [(name, side, ops[side][name]) for name in group for side in ("tether", "peer")]
+        runners += [(name, "floor", floor_ops[name]) for name in group if name in floor_ops]
+        iters = {(name, side): calibrate(run, budget) for name, side, run in runners}
+        samples.update({(name, side): [] for name, side, _ in runners})
+        for _ in range(rounds):
+            for name, side, run in runners:
+                samples[(name, side)].append(sample(run, iters[(name, side)]))
 
     rows = []
     for name in names:
@@ -106,7 +126,7 @@ def main() -> int:
         }
         row["floor_multiple"] = row["tether_ns"] / row["floor_ns"] if f else None
         rows.append(row)
-    for width in (1, 8):
+    for width in (1, 8) if not prefixes else ():
         t, p = memory_per_object("tether", width, mem_count), memory_per_object("peer", width, mem_count)
         if t is not None and p is not None:
             rows.append({"op": f"mem.width{width}", "tether_bytes": t, "peer_bytes": p, "extra_bytes": t - p, "target_extra_bytes": 16})
