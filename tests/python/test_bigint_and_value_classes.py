@@ -10,6 +10,7 @@ import tether
 from tether import _ffi
 
 from conftest import Holder, Inner, Leaf
+from thread_failures import running_threads
 
 echo = tether.get_global_func("testing.echo")
 apply_n = tether.get_global_func("testing.apply_n")
@@ -271,25 +272,15 @@ def test_replacing_classes_while_other_threads_convert(value_classes):
         pass
 
     stop = threading.Event()
-    errors = []
 
     def work():
-        try:
-            while not stop.is_set():
-                d, t, big = echo(device_cls("cpu", 2)), echo(dtype_cls("int16")), echo(2**90)
-                assert isinstance(d, device_cls) and d.index == 2
-                assert isinstance(t, dtype_cls) and t == "int16"
-                assert same(big, 2**90)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        while not stop.is_set():
+            d, t, big = echo(device_cls("cpu", 2)), echo(dtype_cls("int16")), echo(2**90)
+            assert isinstance(d, device_cls) and d.index == 2
+            assert isinstance(t, dtype_cls) and t == "int16"
+            assert same(big, 2**90)
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
-    for t in threads:
-        t.start()
-    for i in range(300):
-        _ffi.set_device_class(D1 if i % 2 == 0 else device_cls)
-        _ffi.set_dtype_class(T1 if i % 2 == 0 else dtype_cls)
-    stop.set()
-    for t in threads:
-        t.join()
-    assert not errors
+    with running_threads([work] * 3, stop=stop):
+        for i in range(300):
+            _ffi.set_device_class(D1 if i % 2 == 0 else device_cls)
+            _ffi.set_dtype_class(T1 if i % 2 == 0 else dtype_cls)

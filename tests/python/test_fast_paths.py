@@ -222,23 +222,13 @@ def test_callbacks_when_native_code_holds_the_gil_or_another_thread_calls(tmp_pa
     assert mod.call_with_gil_held(lambda: apply_n(lambda y: y * 2, 3, 5), ) == 10
     assert apply_n(lambda: mod.call_with_gil_held(lambda: apply_n(lambda: 8, 2)), 2) == 8
     # Callbacks on several threads at once, each on its own native call.
-    import threading
 
-    results, errors = [], []
+    from thread_failures import run_threads
 
     def work(i):
-        try:
-            for _ in range(200):
-                results.append(apply_n(lambda x: x + i, 3, i))
-        except BaseException as e:  # reported below
-            errors.append(e)
+        return {apply_n(lambda x: x + i, 3, i) for _ in range(200)}
 
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors and sorted(set(results)) == [0, 2, 4, 6]
+    assert run_threads([lambda i=i: work(i) for i in range(4)]) == [{0}, {2}, {4}, {6}]
 
 
 def test_call_argument_conversions_and_errors():

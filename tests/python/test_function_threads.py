@@ -9,6 +9,7 @@ import gc
 import threading
 
 import tether
+from thread_failures import run_threads
 
 THREADS = 8
 CALLS = 200
@@ -16,27 +17,21 @@ CALLS = 200
 
 def call_together(f, tag):
     """Call `f` from THREADS threads released at the same moment; return
-    the mismatches and exceptions they saw."""
+    the mismatches they saw."""
     barrier = threading.Barrier(THREADS)
-    problems = []
 
     def worker(k):
-        try:
-            barrier.wait()
-            for i in range(CALLS):
-                v = (tag * THREADS + k) * CALLS + i
-                got = f(v)
-                if got != v + 1:
-                    problems.append(f"thread {k}: f({v}) returned {got!r}")
-        except Exception as e:  # reported by the test
-            problems.append(f"thread {k}: {type(e).__name__}: {e}")
+        barrier.wait()
+        wrong = []
+        for i in range(CALLS):
+            v = (tag * THREADS + k) * CALLS + i
+            got = f(v)
+            if got != v + 1:
+                wrong.append(f"thread {k}: f({v}) returned {got!r}")
+        return wrong
 
-    threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return problems
+    # An exception in any thread fails the test (ThreadFailures).
+    return [w for ws in run_threads([lambda k=k: worker(k) for k in range(THREADS)]) for w in ws]
 
 
 def test_new_function_wrappers_called_first_from_many_threads():

@@ -11,6 +11,7 @@ import time
 import pytest
 
 import tether
+from thread_failures import run_threads, running_threads
 
 
 def run_python(source: str, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -69,7 +70,6 @@ def test_list_reads_while_other_threads_mutate():
     lst = tether.List(list(range(50)))
     arr = tether.Array([tether.Array([i]) for i in range(20)])
     stop = threading.Event()
-    errors = []
 
     def mutate():
         while not stop.is_set():
@@ -97,16 +97,11 @@ def test_list_reads_while_other_threads_mutate():
             except IndexError:
                 pass
             assert len(list(arr)) == 20 and arr[3][0] == 3
-        errors.append(seen)
+        return seen
 
-    threads = [threading.Thread(target=mutate) for _ in range(2)] + [threading.Thread(target=read) for _ in range(2)]
-    for t in threads:
-        t.start()
-    time.sleep(2)
-    stop.set()
-    for t in threads:
-        t.join()
-    assert len(errors) == 2  # both readers finished without an unexpected exception
+    with running_threads([mutate] * 2 + [read] * 2, stop=stop) as results:
+        time.sleep(2)
+    assert all(n > 0 for n in results[2:])  # both readers read, and no thread raised
 
 
 def test_list_iteration_raises_when_mutated_by_the_loop():
@@ -159,9 +154,7 @@ def test_100000_level_nested_list_converts_on_a_small_thread_stack():
 
     old = threading.stack_size(1 << 20)
     try:
-        t = threading.Thread(target=convert_deep)
-        t.start()
-        t.join()
+        run_threads([convert_deep])
     finally:
         threading.stack_size(old)
     assert result == [100_000]

@@ -3,7 +3,6 @@
 import gc
 import pickle
 import sys
-import threading
 import weakref
 
 import pytest
@@ -14,6 +13,7 @@ from tether.dataclasses import py_class
 from tether.testing import echo, tie_state
 
 from conftest import Base, BaseHolder, Holder, Inner, Leaf, Mid
+from thread_failures import run_threads
 
 
 def allocated_blocks():
@@ -220,21 +220,7 @@ def test_replacing_a_mutable_field_gives_a_fresh_canonical_wrapper(holder):
 
 def test_sixteen_threads_see_one_wrapper(holder):
     keep = holder.x
-    seen, errors = [], []
-
-    def read():
-        try:
-            local = {id(holder.x) for _ in range(2000)}
-            seen.append(local)
-        except Exception as e:  # pragma: no cover - reported below
-            errors.append(e)
-
-    threads = [threading.Thread(target=read) for _ in range(16)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
+    seen = run_threads([lambda: {id(holder.x) for _ in range(2000)}] * 16)
     assert set().union(*seen) == {id(keep)}
 
 

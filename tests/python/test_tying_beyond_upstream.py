@@ -5,7 +5,6 @@ and a stable `id` for wrapper classes with an instance `__dict__` or a
 import gc
 import pickle
 import sys
-import threading
 import weakref
 
 import pytest
@@ -13,6 +12,7 @@ import pytest
 import tether
 from tether.testing import tie_state
 from conftest import Holder, Inner
+from thread_failures import run_threads
 
 echo = tether.get_global_func("testing.echo")
 
@@ -93,24 +93,14 @@ class TestWeakReferences:
         assert r() is None and died == [1]
 
     def test_threads_taking_and_dropping_weakrefs(self, holder):
-        errors = []
-
         def work():
-            try:
-                for _ in range(2000):
-                    x = holder.x
-                    r = weakref.ref(x)
-                    assert r() is x
-                    del x
-            except Exception as e:  # pragma: no cover - reported below
-                errors.append(e)
+            for _ in range(2000):
+                x = holder.x
+                r = weakref.ref(x)
+                assert r() is x
+                del x
 
-        threads = [threading.Thread(target=work) for _ in range(4)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors
+        run_threads([work] * 4)
 
 
 class TestDictAndDel:

@@ -12,6 +12,7 @@ import pytest
 import tether
 from tether.testing import tie_state
 from conftest import Holder, Inner
+from thread_failures import run_threads
 
 echo = tether.get_global_func("testing.echo")
 apply_n = tether.get_global_func("testing.apply_n")
@@ -44,9 +45,11 @@ def test_unconsumed_move_racing_lookups_never_leaves_two_canonical_wrappers():
     fetched = []
 
     def mover():
-        for _ in range(20_000):
-            echo(0, x._move())  # echo returns its first argument: the move is not taken
-        stop.set()
+        try:
+            for _ in range(20_000):
+                echo(0, x._move())  # echo returns its first argument: the move is not taken
+        finally:
+            stop.set()  # a failing mover still releases the looker
 
     def looker():
         while not stop.is_set():
@@ -54,11 +57,7 @@ def test_unconsumed_move_racing_lookups_never_leaves_two_canonical_wrappers():
             if len(fetched) > 1000:
                 fetched.clear()
 
-    threads = [threading.Thread(target=mover), threading.Thread(target=looker)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    run_threads([mover, looker])
     fetched.clear()
     assert x.__chandle__() != 0
     assert tie_state(x) == ("Active", True)

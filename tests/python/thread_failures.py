@@ -6,8 +6,10 @@ warns), so a test that starts threads must collect what each one raised.
 fails with every thread's exception — BaseException included, so a thread
 ended by SystemExit or KeyboardInterrupt counts too — and with the names of
 threads still running at the deadline (a hang fails instead of blocking the
-suite)."""
+suite). `running_threads` does the same around a with-body that runs on
+the calling thread meanwhile (and sets a stop event when it ends)."""
 
+import contextlib
 import threading
 import time
 import traceback
@@ -29,10 +31,14 @@ class ThreadFailures(AssertionError):
         super().__init__(f"{len(failures)} thread(s) failed:\n" + "\n".join(lines))
 
 
-def run_threads(targets, timeout=300.0, name="test-thread"):
-    """Run each callable of `targets` on its own thread and wait for all;
-    raise ThreadFailures if any raised or is still running after
-    `timeout` seconds. Returns the threads' return values in order."""
+@contextlib.contextmanager
+def running_threads(targets, stop=None, timeout=300.0, name="test-thread"):
+    """Run each callable of `targets` on its own thread while the with-body
+    runs on the calling thread. On leaving the body — normally or by an
+    exception — `stop` (a threading.Event, if given) is set, every thread is
+    waited for up to `timeout` seconds, and ThreadFailures is raised if any
+    thread raised or is still running. The yielded list holds the threads'
+    return values once they are done."""
     targets = list(targets)
     results = [None] * len(targets)
     failures = []
@@ -49,10 +55,23 @@ def run_threads(targets, timeout=300.0, name="test-thread"):
                for i, fn in enumerate(targets)]
     for t in threads:
         t.start()
-    deadline = time.monotonic() + timeout
-    for t in threads:
-        t.join(max(0.0, deadline - time.monotonic()))
-    failures.extend((t.name, None) for t in threads if t.is_alive())
+    try:
+        yield results
+    finally:
+        if stop is not None:
+            stop.set()
+        deadline = time.monotonic() + timeout
+        for t in threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+        failures.extend((t.name, None) for t in threads if t.is_alive())
     if failures:
         raise ThreadFailures(failures)
+
+
+def run_threads(targets, timeout=300.0, name="test-thread"):
+    """Run each callable of `targets` on its own thread and wait for all;
+    raise ThreadFailures if any raised or is still running after `timeout`
+    seconds. Returns the threads' return values in order."""
+    with running_threads(targets, timeout=timeout, name=name) as results:
+        pass
     return results
