@@ -184,3 +184,40 @@ fn cyclic_lists_terminate_in_every_other_algorithm() -> Result<(), Error> {
     unlink(&la);
     Ok(())
 }
+
+/// An Array or Map root held as a key of a Dict inside it: the copied
+/// Dict's key is the copied root (fixed up once the root's copy exists),
+/// never the original, and the Dict keeps its other pairs and their order.
+#[test]
+fn a_dict_keyed_by_the_root_being_copied_gets_the_copy_as_key() -> Result<(), Error> {
+    use tether_core::Map;
+    for root_is_map in [false, true] {
+        let d = Dict::new(vec![(Any::string("before")?, Any::from(0i64))])?;
+        let root = if root_is_map {
+            Any::from_object(Map::new(vec![(Any::string("d")?, Any::from_object(d.as_object()))])?.into_object())
+        } else {
+            Any::from_object(Array::new(vec![Any::from_object(d.as_object())])?.into_object())
+        };
+        d.set(root.clone(), Any::from(1i64))?;
+        d.set(Any::string("after")?, Any::from(2i64))?;
+        let copy = deep_copy(&root)?;
+        let copied_dict = if root_is_map {
+            Map::from_object(copy.as_object().unwrap())?.get(&Any::string("d")?).unwrap()
+        } else {
+            Array::from_object(copy.as_object().unwrap())?.iter().next().cloned().unwrap()
+        };
+        let copied_dict = Dict::from_object(copied_dict.as_object().unwrap())?;
+        assert_ne!(copied_dict.as_object().as_ptr(), d.as_object().as_ptr());
+        let items = copied_dict.items();
+        assert_eq!(items.len(), 3);
+        assert_eq!(items[0].0.object_ptr(), None);
+        assert_eq!(items[1].0.object_ptr(), copy.object_ptr(), "the key is the copied root");
+        assert_ne!(items[1].0.object_ptr(), root.object_ptr());
+        assert_eq!(items[1].1.get::<i64>()?, 1);
+        assert_eq!(items[2].1.get::<i64>()?, 2);
+        // Break the cycles so the test leaks nothing.
+        d.clear();
+        copied_dict.clear();
+    }
+    Ok(())
+}

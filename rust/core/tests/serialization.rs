@@ -184,3 +184,28 @@ fn json_integers_beyond_64_bits_stay_integers() {
     assert!(format!("{err:?}").contains("exceeds the limit of 4300 digits"), "{err:?}");
     json::parse("9".repeat(4300).as_bytes()).expect("at the limit it parses");
 }
+
+/// With addresses shown (`TVM_FFI_REPR_WITH_ADDR=1`), each container is
+/// followed by its own address, a value shared twice prints the same
+/// address both times, and a back-reference names the object it closes on.
+#[test]
+fn repr_with_addresses_names_each_container_and_back_reference() {
+    use tether_core::serialization::repr::repr_print_showing_addresses;
+    let addr = |v: &Any| format!("0x{:x}", v.object_ptr().unwrap() as usize);
+    let inner = arr(vec![Any::from(1i64)]);
+    let outer = Any::from_object(List::new(vec![inner.clone(), inner.clone()]).unwrap().into_object());
+    let (i, o) = (addr(&inner), addr(&outer));
+    assert_eq!(repr_print_showing_addresses(&outer, true).unwrap(), format!("[(1,)@{i}, (1,)@{i}]@{o}"));
+    assert_eq!(repr_print_showing_addresses(&outer, false).unwrap(), "[(1,), (1,)]");
+    let d = dict(vec![(s("a"), Any::from(1i64))]);
+    assert_eq!(repr_print_showing_addresses(&d, true).unwrap(), format!("{{\"a\": 1}}@{}", addr(&d)));
+    // Leaves carry no address.
+    let shape = Any::from_object(Shape::new(&[2]).unwrap().into_object());
+    assert_eq!(repr_print_showing_addresses(&shape, true).unwrap(), "Shape(2)");
+    let l = List::new(vec![Any::from(1i64)]).unwrap();
+    l.push(Any::from_object(l.clone().into_object())).unwrap();
+    let lv = Any::from_object(l.clone().into_object());
+    let la = addr(&lv);
+    assert_eq!(repr_print_showing_addresses(&lv, true).unwrap(), format!("[1, ...@{la}]@{la}"));
+    l.clear();
+}

@@ -10,6 +10,11 @@
 //! object met again while it is being printed (a cycle) prints as the
 //! back-reference marker `...`; one met again after (shared) prints its
 //! text again.
+//!
+//! With `TVM_FFI_REPR_WITH_ADDR=1` in the environment (read at each call,
+//! as TVM-FFI does) object addresses are shown too: `type_key@0x..(...)`,
+//! containers and tensors followed by `@0x..`, and a back-reference as
+//! `...@0x..`, so shared and cyclic structure can be told apart.
 
 use std::collections::HashMap;
 
@@ -24,9 +29,28 @@ use crate::type_registry;
 
 use super::c_number_format::stream_default;
 
-/// The printable form of `value`.
+/// The environment variable that turns on addresses in the printed form.
+pub const WITH_ADDR_ENV: &str = "TVM_FFI_REPR_WITH_ADDR";
+
+/// Whether `TVM_FFI_REPR_WITH_ADDR` is `1` now.
+fn addresses_requested() -> bool {
+    std::env::var_os(WITH_ADDR_ENV).is_some_and(|v| v == "1")
+}
+
+/// `0x` and the hex address of `obj`, TVM-FFI's `AddressStr`.
+fn address_text(obj: &ObjectRef) -> String {
+    format!("0x{:x}", obj.as_ptr() as usize)
+}
+
+/// The printable form of `value`, with addresses when
+/// `TVM_FFI_REPR_WITH_ADDR=1`.
 pub fn repr_print(value: &Any) -> Result<String, Error> {
-    let mut p = Printer { state: HashMap::new(), buffers: vec![(0, String::new())], next_generation: 1 };
+    repr_print_showing_addresses(value, addresses_requested())
+}
+
+/// The printable form of `value`, with object addresses when `show_addr`.
+pub fn repr_print_showing_addresses(value: &Any, show_addr: bool) -> Result<String, Error> {
+    let mut p = Printer { state: HashMap::new(), buffers: vec![(0, String::new())], next_generation: 1, show_addr };
     p.write(value)?;
     Ok(p.buffers.pop().map(|(_, text)| text).unwrap_or_default())
 }
@@ -49,6 +73,8 @@ struct Printer {
     /// Live buffers, innermost last, with their generations.
     buffers: Vec<(u64, String)>,
     next_generation: u64,
+    /// Addresses are shown (`TVM_FFI_REPR_WITH_ADDR=1` when printing began).
+    show_addr: bool,
 }
 
 /// TVM-FFI's `EscapedStringPy`.
@@ -231,7 +257,8 @@ impl Printer {
         let addr = obj.as_ptr() as usize;
         match self.state.get(&addr) {
             Some((_, State::InProgress)) => {
-                self.out().push_str("...");
+                let marker = if self.show_addr { format!("...@{}", address_text(&obj)) } else { "...".to_string() };
+                self.out().push_str(&marker);
                 return Ok(None);
             }
             Some((_, State::Done { generation, range })) => {
@@ -251,17 +278,21 @@ impl Printer {
         }
         let index = obj.type_index();
         if index == ti::kTVMFFITensor {
-            let t = crate::tensor::Tensor::from_object(obj)?;
+            let t = crate::tensor::Tensor::from_object(obj.clone())?;
             let dims: Vec<String> = t.shape().iter().map(|d| d.to_string()).collect();
             let dt = t.dtype();
             let dev = t.device();
-            let text = format!(
+            let mut text = format!(
                 "{}[{}]@{}:{}",
                 dtype_text(dt.code, dt.bits, dt.lanes),
                 dims.join(", "),
                 device_name(dev.device_type as i32),
                 dev.device_id
             );
+            if self.show_addr {
+                text.push('@');
+                text.push_str(&address_text(&obj));
+            }
             self.out().push_str(&text);
             return Ok(None);
         }
@@ -276,6 +307,7 @@ impl Printer {
         if let Some(hook) = type_registry::attr_value(index, b"__ffi_repr__") {
             let text = deep_stack::guarded(|| self.repr_with_hook(&obj, hook))?;
             self.out().push_str(&text);
+            self.container_address(&obj);
             self.done(obj, start);
             return Ok(None);
         }
@@ -355,7 +387,7 @@ impl Printer {
                 let (name, field) = (name.clone(), *field);
                 let v = crate::structural::read_field(&open.obj, field)?;
                 if i == 0 {
-                    let key = type_registry::type_key_of(open.obj.type_index());
+                    let key = self.object_header(&open.obj);
                     self.out().push_str(&key);
                     self.out().push('(');
                 } else {
@@ -375,11 +407,30 @@ impl Printer {
             Items::Tuple(_) => ")".to_string(),
             Items::List(_) => "]".to_string(),
             Items::Map(_) => "}".to_string(),
-            Items::Fields(fields) if fields.is_empty() => type_registry::type_key_of(open.obj.type_index()),
+            Items::Fields(fields) if fields.is_empty() => self.object_header(&open.obj),
             Items::Fields(_) => ")".to_string(),
         };
         self.out().push_str(&end);
+        self.container_address(&open.obj);
         self.done(open.obj, open.start);
+    }
+
+    /// An object's type key, with `@address` when addresses are shown.
+    fn object_header(&self, obj: &ObjectRef) -> String {
+        let key = type_registry::type_key_of(obj.type_index());
+        if self.show_addr {
+            format!("{key}@{}", address_text(obj))
+        } else {
+            key
+        }
+    }
+
+    /// `@address` after an Array, List, Map or Dict when addresses are shown.
+    fn container_address(&mut self, obj: &ObjectRef) {
+        if self.show_addr && matches!(obj.type_index(), ti::kTVMFFIArray | ti::kTVMFFIList | ti::kTVMFFIMap | ti::kTVMFFIDict) {
+            let text = format!("@{}", address_text(obj));
+            self.out().push_str(&text);
+        }
     }
 
     /// The text of `value` on its own (for a hook's `fn_repr`).
