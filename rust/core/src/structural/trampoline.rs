@@ -98,13 +98,11 @@ impl Drop for Entered {
 /// crash.
 pub(crate) fn enter(what: &str) -> Result<Entered, Error> {
     let nested = RUNS.with(|r| r.get()) > 0;
-    if nested {
-        if stacker::remaining_stack().is_some_and(|left| left < HEADROOM) {
-            return Err(Error::runtime_error(format!(
-                "{what}: hooks or callbacks that call back into the traversal nest too deeply for \
-                 the thread's stack (values the core descends into itself may nest without limit)"
-            )));
-        }
+    if nested && stacker::remaining_stack().is_some_and(|left| left < HEADROOM) {
+        return Err(Error::runtime_error(format!(
+            "{what}: hooks or callbacks that call back into the traversal nest too deeply for \
+             the thread's stack (values the core descends into itself may nest without limit)"
+        )));
     }
     RUNS.with(|r| r.set(r.get() + 1));
     Ok(Entered(()))
@@ -144,8 +142,11 @@ mod tests {
         fn nest(levels: &mut usize) -> Result<(), Error> {
             let _run = enter("test")?;
             *levels += 1;
+            // A frame big enough to use up the stack in a few hundred levels.
             let pad = std::hint::black_box([0u8; 4096]);
-            nest(levels).map(|()| drop(pad))
+            nest(levels).map(|()| {
+                std::hint::black_box(&pad);
+            })
         }
         let mut levels = 0;
         let e = std::thread::Builder::new()
