@@ -513,6 +513,30 @@ pub unsafe fn move_binding(h: *mut TVMFFIObject, from: *mut ffi::PyObject, to: *
     }
 }
 
+/// Re-initialisation (`__init__` run again on a live wrapper): `obj` is
+/// about to give up `h` for a new handle, so its binding to `h` is cleared
+/// if it holds one; `h` gets a fresh wrapper if it is returned later.
+/// Returns false, changing nothing, while `obj`'s handle is being moved
+/// into a running call (Moving).
+///
+/// # Safety
+/// GIL held; `obj` is a live wrapper owning +1 on `h`.
+pub unsafe fn release_binding(h: *mut TVMFFIObject, obj: *mut ffi::PyObject) -> bool {
+    // SAFETY: per the caller; module invariants.
+    unsafe {
+        let b = Binding::of(h);
+        let held = settled(&b);
+        let cur = held.word();
+        if cur == obj as usize | MOVING {
+            return false;
+        }
+        if cur == obj as usize {
+            held.publish(0);
+        }
+        true
+    }
+}
+
 /// Before a wrapper's handle is moved out: unbind it if canonical.
 ///
 /// # Safety

@@ -23,6 +23,7 @@ from .field import (FLAG_COMPARE_OFF, FLAG_HAS_DEFAULT, FLAG_HASH_OFF, FLAG_INIT
                     FLAG_WRITABLE, Field)
 from .field_property import FieldProperty
 from .field_types import field_type_of
+from .py_methods import TYPE_ATTR_NAMES
 from .missing import MISSING
 from ..core.type_info import _field_default
 
@@ -140,6 +141,17 @@ def native_fields(cls: type) -> list:
     return found
 
 
+def _install_type_attr_hooks(cls: type, index: int) -> None:
+    """The hooks the native type registered in its type-attribute columns
+    (``__ffi_hash__``, ``__ffi_eq__``, ``__ffi_repr__``, ``__s_hash__`` ...)
+    as class attributes holding those Functions, as tvm_ffi's ``c_class``
+    installs them; what the class body defines itself is kept."""
+    for name in sorted(TYPE_ATTR_NAMES):
+        value = core._lookup_type_attr(index, name)
+        if value is not None and name not in cls.__dict__:
+            setattr(cls, name, value)
+
+
 @dataclass_transform(eq_default=False, order_default=False, field_specifiers=(Field, field),
                      converter=_field_converter)
 def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: bool = True, eq: bool = False,
@@ -166,6 +178,7 @@ def c_class(type_key: str, *, frozen: bool = False, init: bool = True, repr: boo
         cls.__tether_own_fields__ = tuple(own)
         cls.__tether_fields__ = tuple(native_fields(cls))
         _attach_own(getattr(cls, "__tvm_ffi_type_info__", None), own)
+        _install_type_attr_hooks(cls, index)
         install_dunders(cls, list(cls.__tether_fields__), init=init, repr=repr, eq=eq, order=order,
                         unsafe_hash=unsafe_hash, match_args=match_args, py_class_mode=False)
         cls.__ffi_is_dataclass__ = True
