@@ -73,15 +73,31 @@ impl ActivePath {
 
     /// How far up the path `addr` was entered (1 = the innermost entered
     /// node), or None when it is not on the path.
+    #[cfg(test)]
     pub(crate) fn back_reference(&self, addr: usize) -> Option<usize> {
         self.entered.get(&addr).map(|d| self.entered.len() - d)
     }
 
     /// Enter `addr` (not on the path); returns its depth.
+    #[cfg(test)]
     pub(crate) fn enter(&mut self, addr: usize) -> usize {
         let d = self.entered.len();
         self.entered.insert(addr, d);
         d
+    }
+
+    /// Enter `addr` unless it is on the path already, in one probe of the
+    /// table: None when it was entered now, else its back-reference
+    /// distance (the path unchanged).
+    pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
+        let d = self.entered.len();
+        match self.entered.entry(addr) {
+            std::collections::hash_map::Entry::Occupied(e) => Some(d - *e.get()),
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(d);
+                None
+            }
+        }
     }
 
     pub(crate) fn leave(&mut self, addr: usize) {
@@ -134,6 +150,10 @@ mod tests {
         p.leave(0x2000);
         assert_eq!(p.back_reference(0x1000), Some(1));
         assert_eq!(p.depth(), 1);
+        assert_eq!(p.enter_or_back_reference(0x1000), Some(1), "on the path: left as it is");
+        assert_eq!(p.depth(), 1);
+        assert_eq!(p.enter_or_back_reference(0x2000), None, "entered now");
+        assert_eq!(p.back_reference(0x1000), Some(2));
     }
 
     #[test]

@@ -197,12 +197,20 @@ impl Equal {
         let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
         let cycle = if can_close_cycle(li) {
             let (la, ra) = (lo.as_ptr() as usize, ro.as_ptr() as usize);
-            match (self.lhs_path.back_reference(la), self.rhs_path.back_reference(ra)) {
+            // One probe per side enters it; a side entered only for a
+            // pair that turns out to close a cycle is left again.
+            match (self.lhs_path.enter_or_back_reference(la), self.rhs_path.enter_or_back_reference(ra)) {
                 (None, None) => {}
-                (l, r) => return Ok(Started::Decided(l == r)),
+                (l, r) => {
+                    if l.is_none() {
+                        self.lhs_path.leave(la);
+                    }
+                    if r.is_none() {
+                        self.rhs_path.leave(ra);
+                    }
+                    return Ok(Started::Decided(l == r));
+                }
             }
-            self.lhs_path.enter(la);
-            self.rhs_path.enter(ra);
             Some((la, ra))
         } else {
             None

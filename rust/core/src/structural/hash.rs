@@ -177,13 +177,12 @@ impl Hasher {
         let obj = value.as_object().expect("object index");
         let cycle = if can_close_cycle(index) {
             let addr = obj.as_ptr() as usize;
-            if let Some(up) = self.path.back_reference(addr) {
+            if let Some(up) = self.path.enter_or_back_reference(addr) {
                 let target = self.path.depth() - up;
                 self.shallowest_reference = self.shallowest_reference.min(target);
                 return Ok(Started::Hashed(hash_combine(BACK_REFERENCE_SEED, up as u64)));
             }
             let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
-            self.path.enter(addr);
             Some((addr, outer))
         } else {
             None
