@@ -83,7 +83,10 @@ class dtype(str):
     def from_dlpack_data_type(cls, data_type: Tuple[int, int, int]) -> "dtype":
         """The dtype of a DLPack ``(code, bits, lanes)`` triple."""
         code, bits, lanes = data_type
-        return cls(_ffi.dtype_format(code, bits, lanes))
+        # The core spells void as "" (TVM-FFI's text form, kept in JSON);
+        # a dtype made from the triple spells it "void", as dtype("void")
+        # does, so void survives a round trip through the core equal to itself.
+        return cls(_ffi.dtype_format(code, bits, lanes) or "void")
 
     def __repr__(self) -> str:
         return f"dtype('{str(self)}')"

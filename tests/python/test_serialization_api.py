@@ -74,3 +74,23 @@ def test_pickle_goes_through_the_same_format():
     assert tether.structural_equal(restored, value)
     assert to_json_graph_str(restored) == to_json_graph_str(value)
 
+
+
+DTYPES = [
+    "bool", "int8", "int64", "uint1", "uint16", "float16", "float32", "bfloat16", "int32x4", "float32x8",
+    "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz", "float8_e5m2fnuz", "float8_e8m0fnu",
+    "float6_e2m3fn", "float6_e3m2fn", "float4_e2m1fn", "handle", "void",
+]
+
+
+def test_every_dtype_survives_a_json_graph_round_trip_equal_to_itself():
+    """Each dtype comes back from a JSON graph (alone, and inside a
+    container) as a dtype equal to the original, with the same fields and
+    spelling — void included, which the core writes as the empty string."""
+    for name in DTYPES:
+        d = tether.dtype(name)
+        for value, pick in ((d, lambda r: r), ([d, 1], lambda r: r[0])):
+            back = pick(from_json_graph_str(to_json_graph_str(value)))
+            assert isinstance(back, tether.dtype), name
+            assert (back.type_code, back.bits, back.lanes) == (d.type_code, d.bits, d.lanes), name
+            assert back == d and str(back) == str(d), (name, str(back))
