@@ -249,3 +249,60 @@ def test_walk_and_map_carry_integers_at_the_64_bit_edges(value):
     mapped = structural.structural_map(root, lambda v: v + 0 if isinstance(v, int) else v)
     assert mapped[0] == value and mapped[1][0] == value
     assert structural.structural_equal(mapped, root)
+
+
+find_access_paths = tether.get_global_func("ffi.VisitErrorContext.FindAccessPaths")
+make_object = tether.get_global_func("ffi.MakeObjectFromPackedArgs")
+
+
+def error_context(*pattern):
+    """A visit error context whose pattern lists `pattern`, innermost first."""
+    return make_object("ffi.VisitErrorContext", "reverse_visit_pattern", tether.List(list(pattern)),
+                       "prev_error_context", None)
+
+
+def test_access_paths_of_an_error_context_in_deep_and_cyclic_objects():
+    n = 100_000
+    root = Link(0)
+    node = root
+    for i in range(1, n):
+        node.nxt = Link(i)
+        node = node.nxt
+    bottom = node
+    paths = find_access_paths(root, error_context(bottom, root), False)
+    assert len(paths) == 1
+    assert str(paths[0]) == "<root>" + ".nxt" * (n - 1)
+    # A node the pattern names but the graph does not reach: with prefix
+    # matching, the descent that matched the root ends at the bottom.
+    stray = Link(-1)
+    assert [str(p) for p in find_access_paths(root, error_context(stray, root), False)] == []
+    prefix = find_access_paths(root, error_context(stray, root), True)
+    assert [str(p) for p in prefix] == ["<root>" + ".nxt" * (n - 1)]
+    # A cycle: the search ends instead of going round it.
+    bottom.nxt = root
+    try:
+        assert [str(p) for p in find_access_paths(root, error_context(stray, root), False)] == []
+        assert len(find_access_paths(root, error_context(bottom, root), False)) == 1
+    finally:
+        bottom.nxt = None
+
+
+def test_deep_map_and_visit_call_back_on_the_callers_thread_and_context():
+    import contextvars
+    import threading
+
+    var = contextvars.ContextVar("map_probe")
+    var.set("caller")
+    me = threading.get_ident()
+    foreign = []
+
+    def check(v, *rest):
+        if threading.get_ident() != me or var.get(None) != "caller":
+            foreign.append(v)
+        return v if not rest else None
+
+    x = chain(100_000, leaf=1)
+    assert structural.structural_map(x, [(int, check)]).same_as(x)
+    assert structural.structural_visit(x, [(int, check)]) is None
+    assert structural.structural_mutate(x, [(int, lambda v, m: check(v))]).same_as(x)
+    assert foreign == []

@@ -17,8 +17,9 @@
 //!
 //! Beyond TVM-FFI, cyclic graphs terminate: an object met again on the
 //! current descent with no more of the trail matched since is not
-//! descended into again (TVM-FFI recurses without end), and deep graphs
-//! continue on a new stack segment of the calling thread ([`super::deep_stack`]).
+//! descended into again (TVM-FFI recurses without end), and deep graphs are
+//! searched on an explicit stack of open nodes (depth costs heap, not
+//! native stack).
 
 use std::collections::HashSet;
 use std::sync::OnceLock;
@@ -34,7 +35,7 @@ use crate::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
 use super::typed_args::Sig;
-use super::{deep_stack, Global, MapLike};
+use super::{Global, MapLike};
 
 /// TVM-FFI's `VisitErrorContextObj` layout: the pattern (a `List`) and the
 /// previous error context (an optional object), one pointer each.
@@ -172,7 +173,7 @@ pub fn find_access_paths(root: &ObjectRef, context: &VisitErrorContext, allow_pr
         results: Vec::new(),
         on_path: HashSet::new(),
     };
-    finder.visit_object(root)?;
+    finder.search(root)?;
     Ok(finder.results)
 }
 
@@ -197,75 +198,122 @@ struct Finder {
     on_path: HashSet<(usize, usize)>,
 }
 
+/// A node whose children the search is going through.
+struct Frame {
+    children: Children,
+    /// Whether a step was pushed to reach this node (popped when it is done).
+    owns_step: bool,
+}
+
+enum Children {
+    /// A container's items still to visit, each with its step.
+    Items(std::vec::IntoIter<(Step, Any)>),
+    /// An object's fields still to visit.
+    Fields {
+        node: ObjectRef,
+        fields: std::vec::IntoIter<&'static crate::abi::TVMFFIFieldInfo>,
+        /// Results found before this object's fields.
+        before: usize,
+        matched_step: bool,
+        key: (usize, usize),
+    },
+}
+
 impl Finder {
-    fn visit_any(&mut self, value: Any) -> Result<(), Error> {
-        match value.type_index() {
-            index if !super::is_object_index(index) => Ok(()),
-            ti::kTVMFFIArray | ti::kTVMFFIList => {
-                let items = super::recursive_compare::sequence_items(value.as_object().expect("object index"))?;
-                for (i, item) in items.into_iter().enumerate() {
-                    if item.is_none() {
-                        continue;
-                    }
-                    self.steps.push(Step::ArrayItem(i as i64));
-                    let r = self.visit_any(item);
-                    self.pop_step();
-                    r?;
-                }
-                Ok(())
-            }
-            ti::kTVMFFIMap | ti::kTVMFFIDict => {
-                for (k, v) in MapLike::from_object(value.as_object().expect("object index"))?.items() {
-                    if k.is_none() || v.is_none() {
-                        continue;
-                    }
-                    self.steps.push(Step::MapItem(k));
-                    let r = self.visit_any(v);
-                    self.pop_step();
-                    r?;
-                }
-                Ok(())
-            }
-            _ => self.visit_object(&value.as_object().expect("object index")),
+    /// Search from `root` on an explicit stack of open nodes (depth costs
+    /// heap, not native stack). After an error the search is abandoned.
+    fn search(&mut self, root: &ObjectRef) -> Result<(), Error> {
+        let mut stack: Vec<Frame> = Vec::new();
+        if let Some(children) = self.enter_object(root)? {
+            stack.push(Frame { children, owns_step: false });
         }
+        while let Some(top) = stack.last_mut() {
+            let next = match &mut top.children {
+                Children::Items(items) => items.next(),
+                Children::Fields { node, fields, .. } => match fields.next() {
+                    Some(field) => Some((Step::Attr(super::field_name(field)), super::read_field(node, field)?)),
+                    None => None,
+                },
+            };
+            match next {
+                Some((step, child)) => {
+                    self.steps.push(step);
+                    match self.enter_any(child)? {
+                        Some(children) => stack.push(Frame { children, owns_step: true }),
+                        None => self.pop_step(),
+                    }
+                }
+                None => {
+                    let done = stack.pop().expect("the frame read above");
+                    if let Children::Fields { before, matched_step, key, .. } = done.children {
+                        self.finish_object(before, matched_step, key)?;
+                    }
+                    if done.owns_step {
+                        self.pop_step();
+                    }
+                }
+            }
+        }
+        Ok(())
     }
 
-    fn visit_object(&mut self, node: &ObjectRef) -> Result<(), Error> {
-        let Some(info) = type_registry::type_info(node.type_index()) else { return Ok(()) };
+    /// The children of a value to go through, if any: a container's items
+    /// (None items and entries skipped) or an object's fields.
+    fn enter_any(&mut self, value: Any) -> Result<Option<Children>, Error> {
+        Ok(match value.type_index() {
+            index if !super::is_object_index(index) => None,
+            ti::kTVMFFIArray | ti::kTVMFFIList => {
+                let items = super::recursive_compare::sequence_items(value.as_object().expect("object index"))?;
+                let items: Vec<(Step, Any)> = items
+                    .into_iter()
+                    .enumerate()
+                    .filter(|(_, item)| !item.is_none())
+                    .map(|(i, item)| (Step::ArrayItem(i as i64), item))
+                    .collect();
+                Some(Children::Items(items.into_iter()))
+            }
+            ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let items: Vec<(Step, Any)> = MapLike::from_object(value.as_object().expect("object index"))?
+                    .items()
+                    .into_iter()
+                    .filter(|(k, v)| !k.is_none() && !v.is_none())
+                    .map(|(k, v)| (Step::MapItem(k), v))
+                    .collect();
+                Some(Children::Items(items.into_iter()))
+            }
+            _ => self.enter_object(&value.as_object().expect("object index"))?,
+        })
+    }
+
+    /// Match `node` against the pattern: a full match records its path;
+    /// otherwise its fields are searched (None for objects without
+    /// metadata and for a node already on the path with as much matched).
+    fn enter_object(&mut self, node: &ObjectRef) -> Result<Option<Children>, Error> {
+        let Some(info) = type_registry::type_info(node.type_index()) else { return Ok(None) };
         if info.metadata.is_null() {
-            return Ok(());
+            return Ok(None);
         }
         let key = (node.as_ptr() as usize, self.matched);
         if !self.on_path.insert(key) {
-            return Ok(());
+            return Ok(None);
         }
         let n = self.records.len();
         let matched_step = self.matched < n && node.as_ptr() == self.records[n - 1 - self.matched].as_ptr();
-        let result = if matched_step && self.matched + 1 == n {
-            self.materialize().map(|p| self.results.push(p))
-        } else {
-            if matched_step {
-                self.matched += 1;
-            }
-            let r = deep_stack::guarded(|| self.visit_fields(node));
-            if matched_step {
-                self.matched -= 1;
-            }
-            r
-        };
-        self.on_path.remove(&key);
-        result
+        if matched_step && self.matched + 1 == n {
+            let found = self.materialize().map(|p| self.results.push(p));
+            self.on_path.remove(&key);
+            return found.map(|()| None);
+        }
+        if matched_step {
+            self.matched += 1;
+        }
+        let fields = type_registry::all_fields(node.type_index()).into_iter();
+        Ok(Some(Children::Fields { node: node.clone(), fields, before: self.results.len(), matched_step, key }))
     }
 
-    fn visit_fields(&mut self, node: &ObjectRef) -> Result<(), Error> {
-        let before = self.results.len();
-        for field in type_registry::all_fields(node.type_index()) {
-            let child = super::read_field(node, field)?;
-            self.steps.push(Step::Attr(super::field_name(field)));
-            let r = self.visit_any(child);
-            self.pop_step();
-            r?;
-        }
+    /// After an object's fields: with prefix matching, a partly matched
+    /// descent that found nothing deeper records where it ended.
+    fn finish_object(&mut self, before: usize, matched_step: bool, key: (usize, usize)) -> Result<(), Error> {
         if self.allow_prefix_match
             && self.matched > 0
             && self.matched < self.records.len()
@@ -275,6 +323,10 @@ impl Finder {
             let p = self.materialize()?;
             self.results.push(p);
         }
+        if matched_step {
+            self.matched -= 1;
+        }
+        self.on_path.remove(&key);
         Ok(())
     }
 
