@@ -1,9 +1,10 @@
 //! Deep native recursion on the caller's thread. The core's algorithms keep
 //! their own work on explicit stacks (structural walk, visit, map and
-//! mutate on [`super::trampoline`]); what still nests natively here is what
-//! the core does not control: custom hooks (`__s_equal__`, `__s_hash__`,
+//! mutate on [`super::trampoline`], the access-path search of visit error
+//! contexts on its own); what still nests natively here is what the core
+//! does not control: custom hooks (`__s_equal__`, `__s_hash__`,
 //! `__ffi_repr__`, `__ffi_eq__`, `__ffi_hash__`) re-entering through their
-//! callbacks, and the access-path search of visit error contexts.
+//! callbacks.
 //! [`guarded`] runs such a step directly while the current thread has stack
 //! to spare, and otherwise continues it on a fresh stack segment of the
 //! same thread (the `stacker` crate's segmented stacks, as rustc uses),
