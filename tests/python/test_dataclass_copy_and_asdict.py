@@ -48,3 +48,44 @@ def test_other_dict_subclasses_are_rebuilt_from_pairs():
 
     out = _asdict_inner(Tagged(x=tether.List([1, 2])), dict)
     assert type(out) is Tagged and out == {"x": [1, 2]}
+
+
+def test_asdict_and_astuple_convert_deep_chains_and_refuse_cycles():
+    """Both convert on an explicit work stack: a chain far deeper than
+    Python's recursion limit converts; a reference cycle is a ValueError
+    naming the value, not a hang or a RecursionError."""
+    import sys
+    import typing
+
+    from tether import dataclasses as dc
+
+    @dc.py_class("testing.asdict.ChainNode")
+    class Node(tether.Object):
+        val: int
+        nxt: "typing.Optional[Node]" = None
+
+    depth = 50 * sys.getrecursionlimit()
+    node = None
+    for i in range(depth):
+        node = Node(i, node)
+    as_dict, as_tuple = dc.asdict(node), dc.astuple(node)
+    for _ in range(depth - 1):
+        assert set(as_dict) == {"val", "nxt"} and len(as_tuple) == 2
+        as_dict, as_tuple = as_dict["nxt"], as_tuple[1]
+    assert as_dict == {"val": 0, "nxt": None} and as_tuple == (0, None)
+
+    @dc.py_class("testing.asdict.Holder")
+    class Holder(tether.Object):
+        items: typing.Any
+
+    looped = tether.List([1])
+    looped.append(looped)
+    try:
+        for convert in (dc.asdict, dc.astuple):
+            with pytest.raises(ValueError, match=r"reference cycle through a List value"):
+                convert(Holder(looped))
+        # Shared (not cyclic) values convert once per place they appear.
+        shared = tether.List([2])
+        assert dc.asdict(Holder([shared, shared])) == {"items": [[2], [2]]}
+    finally:
+        looped.clear()

@@ -86,62 +86,123 @@ def _is_instance(obj: Any) -> bool:
     return not isinstance(obj, type) and is_dataclass(obj)
 
 
-def _rebuild_mapping(obj: dict, convert: Callable[[Any], Any]) -> dict:
-    """A dict subclass rebuilt with ``convert`` applied to keys and values.
-    A ``defaultdict`` (any mapping whose type has ``default_factory``) takes
+def _pairs(flat: list) -> list:
+    """``[k0, v0, k1, v1, ...]`` as ``[(k0, v0), (k1, v1), ...]``."""
+    return list(zip(flat[0::2], flat[1::2]))
+
+
+def _flat_items(mapping: Any) -> list:
+    return [x for kv in mapping.items() for x in kv]
+
+
+def _rebuild_mapping(t: type, source: dict, flat: list) -> dict:
+    """A dict subclass rebuilt from converted keys and values. A
+    ``defaultdict`` (any mapping whose type has ``default_factory``) takes
     its factory as the first constructor argument, not an iterable of
     pairs, so it is built empty and filled (the stdlib's rule)."""
-    t = type(obj)
     if hasattr(t, "default_factory"):
-        result = t(obj.default_factory)
-        for k, v in obj.items():
-            result[convert(k)] = convert(v)
+        result = t(source.default_factory)
+        for k, v in _pairs(flat):
+            result[k] = v
         return result
-    return t((convert(k), convert(v)) for k, v in obj.items())
+    return t(_pairs(flat))
+
+
+# What `_transform`'s `expand` returns for a value: a finished leaf, or the
+# children to convert first and how to build the result from theirs.
+_LEAF = object()
+
+
+def _transform(root: Any, expand: Callable[[Any], tuple], what: str) -> Any:
+    """Converts ``root`` bottom-up on an explicit work stack, so a chain of
+    any depth converts without Python recursion; a value met again while
+    it is still being converted (a reference cycle) raises ``ValueError``
+    instead of looping."""
+    first = expand(root)
+    if first[0] is _LEAF:
+        return first[1]
+    active = {id(root)}
+    # Frames: [value, children, build, converted children so far].
+    stack = [[root, first[1], first[2], []]]
+    while True:
+        frame = stack[-1]
+        value, children, build, done = frame
+        if len(done) < len(children):
+            child = children[len(done)]
+            step = expand(child)
+            if step[0] is _LEAF:
+                done.append(step[1])
+            elif id(child) in active:
+                raise ValueError(f"{what}() met a reference cycle through a {type(child).__name__} value")
+            else:
+                active.add(id(child))
+                stack.append([child, step[1], step[2], []])
+            continue
+        result = build(done)
+        stack.pop()
+        active.discard(id(value))
+        if not stack:
+            return result
+        stack[-1][3].append(result)
+
+
+def _asdict_expand(factory: Callable) -> Callable[[Any], tuple]:
+    def expand(obj: Any) -> tuple:
+        t = type(obj)
+        if t in _ATOMIC:
+            return _LEAF, obj
+        if isinstance(obj, (container.Array, container.List)):
+            return None, list(obj), list
+        if isinstance(obj, (container.Map, container.Dict)):
+            return None, _flat_items(obj), lambda flat: factory(_pairs(flat))
+        if _is_instance(obj):
+            names = [f.name for f in fields(obj)]
+            return None, [getattr(obj, n) for n in names], lambda values: factory(list(zip(names, values)))
+        if t is list:
+            return None, obj, list
+        if t is dict:
+            return None, _flat_items(obj), lambda flat: dict(_pairs(flat))
+        if t is tuple:
+            return None, list(obj), tuple
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            return None, list(obj), lambda values: t(*values)
+        if isinstance(obj, (list, tuple)):
+            return None, list(obj), t
+        if isinstance(obj, dict):
+            return None, _flat_items(obj), lambda flat: _rebuild_mapping(t, obj, flat)
+        return _LEAF, copy.deepcopy(obj)
+
+    return expand
+
+
+def _astuple_expand(factory: Callable) -> Callable[[Any], tuple]:
+    def expand(obj: Any) -> tuple:
+        t = type(obj)
+        if t in _ATOMIC:
+            return _LEAF, obj
+        if isinstance(obj, (container.Array, container.List)):
+            return None, list(obj), list
+        if isinstance(obj, (container.Map, container.Dict)):
+            return None, _flat_items(obj), lambda flat: dict(_pairs(flat))
+        if _is_instance(obj):
+            return None, [getattr(obj, f.name) for f in fields(obj)], factory
+        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+            return None, list(obj), lambda values: t(*values)
+        if isinstance(obj, (list, tuple)):
+            return None, list(obj), t
+        if isinstance(obj, dict):
+            return None, _flat_items(obj), lambda flat: _rebuild_mapping(t, obj, flat)
+        return _LEAF, copy.deepcopy(obj)
+
+    return expand
 
 
 def _asdict_inner(obj: Any, factory: Callable) -> Any:
-    t = type(obj)
-    if t in _ATOMIC:
-        return obj
-    if isinstance(obj, (container.Array, container.List)):
-        return [_asdict_inner(v, factory) for v in obj]
-    if isinstance(obj, (container.Map, container.Dict)):
-        return factory([(_asdict_inner(k, factory), _asdict_inner(v, factory)) for k, v in obj.items()])
-    if _is_instance(obj):
-        return factory([(f.name, _asdict_inner(getattr(obj, f.name), factory)) for f in fields(obj)])
-    if t is list:
-        return [_asdict_inner(v, factory) for v in obj]
-    if t is dict:
-        return {_asdict_inner(k, factory): _asdict_inner(v, factory) for k, v in obj.items()}
-    if t is tuple:
-        return tuple(_asdict_inner(v, factory) for v in obj)
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return t(*[_asdict_inner(v, factory) for v in obj])
-    if isinstance(obj, (list, tuple)):
-        return t(_asdict_inner(v, factory) for v in obj)
-    if isinstance(obj, dict):
-        return _rebuild_mapping(obj, lambda x: _asdict_inner(x, factory))
-    return copy.deepcopy(obj)
+    return _transform(obj, _asdict_expand(factory), "asdict")
 
 
 def _astuple_inner(obj: Any, factory: Callable) -> Any:
-    t = type(obj)
-    if t in _ATOMIC:
-        return obj
-    if isinstance(obj, (container.Array, container.List)):
-        return [_astuple_inner(v, factory) for v in obj]
-    if isinstance(obj, (container.Map, container.Dict)):
-        return {_astuple_inner(k, factory): _astuple_inner(v, factory) for k, v in obj.items()}
-    if _is_instance(obj):
-        return factory([_astuple_inner(getattr(obj, f.name), factory) for f in fields(obj)])
-    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-        return t(*[_astuple_inner(v, factory) for v in obj])
-    if isinstance(obj, (list, tuple)):
-        return t(_astuple_inner(v, factory) for v in obj)
-    if isinstance(obj, dict):
-        return _rebuild_mapping(obj, lambda x: _astuple_inner(x, factory))
-    return copy.deepcopy(obj)
+    return _transform(obj, _astuple_expand(factory), "astuple")
 
 
 def asdict(obj: Any, *, dict_factory: Callable = dict) -> Any:
