@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import sysconfig
 
 import pytest
@@ -76,7 +77,10 @@ def build_rust_plugin(tmp_path_factory) -> str:
     env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
     subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
                    check=True, env=env)
-    return str(target / "release" / "libtether_rust_plugin.so")
+    # cargo names a cdylib by the platform's convention.
+    name = {"darwin": "libtether_rust_plugin.dylib", "win32": "tether_rust_plugin.dll"}.get(
+        sys.platform, "libtether_rust_plugin.so")
+    return str(target / "release" / name)
 
 
 def cxx_compiler() -> str:
