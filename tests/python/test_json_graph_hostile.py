@@ -177,3 +177,19 @@ def test_a_million_deep_graph_loads_in_linear_memory_and_its_cycle_is_named():
     # Parsed JSON nodes, the decoded Lists and the work stack: a few
     # hundred bytes a node; quadratic or unbounded growth would be far past.
     assert r["grown"] < 4096 * 1_000_000, r
+
+
+@pytest.mark.parametrize("key", ["ffi.Function", "ffi.Tensor", "ffi.Module", "ffi.Object", "ffi.Error"])
+def test_node_kinds_that_cannot_be_loaded_are_refused_by_node(key):
+    with pytest.raises(TypeError) as info:
+        load(graph(1, INT, {"type": key, "data": {}}))
+    assert str(info.value) == f"Type `{key}` does not support FromJSONGraph (no __ffi_new__ type attr; node 1)"
+    with pytest.raises(ValueError) as info:
+        load(graph(0, {"type": "ffi.SmallStr", "data": "s"}))
+    assert str(info.value) == PREFIX + "node 0 (`ffi.SmallStr`): values of this type cannot be loaded from a graph"
+
+
+def test_a_required_field_missing_names_the_node():
+    with pytest.raises(TypeError) as info:
+        load(graph(1, INT, {"type": "tests.Holder", "data": {"anything": 0}}))
+    assert str(info.value) == "Required field `x` not set in type `tests.Holder` (node 1)"

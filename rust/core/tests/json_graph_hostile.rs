@@ -2,8 +2,9 @@
 //! naming the node and the field at fault: wrong node shapes and kinds,
 //! dangling, negative and 64-bit-overflowing indices, None and wrongly
 //! typed data, self-references and longer cycles; integers at the 64-bit
-//! edges load as integers (a BigInt beyond them), never as floats; a chain
-//! 10^6 nodes deep loads without native recursion.
+//! edges load as integers (a BigInt beyond them), never as floats; a field
+//! typed with a class takes only its instances; a chain 10^6 nodes deep
+//! loads without native recursion.
 
 use tether_core::abi::type_index as ti;
 use tether_core::serialization::{json, json_graph};
@@ -135,4 +136,38 @@ fn a_million_deep_chain_loads_and_a_cycle_at_its_bottom_is_found() {
         refused(&graph(DEPTH as i64, &cyclic)),
         value_error(&format!("node 1 (`ffi.Array`): field `data[0]` refers to node {DEPTH}, which contains this node (a cycle)"))
     );
+}
+
+#[test]
+fn natively_typed_object_fields_take_only_instances_of_their_class() {
+    use tether_core::dataclass::{self, FieldKind, FieldSpec};
+    let spec = |name: &str, kind| FieldSpec { name: name.into(), kind, flags: 0, frozen: false };
+    let base = dataclass::register_type("test.json_graph_hostile.Base", ti::kTVMFFIObject, vec![spec("a", FieldKind::Int)]).unwrap();
+    dataclass::register_type("test.json_graph_hostile.Sub", base, vec![]).unwrap();
+    dataclass::register_type("test.json_graph_hostile.Other", ti::kTVMFFIObject, vec![spec("a", FieldKind::Int)]).unwrap();
+    dataclass::register_type("test.json_graph_hostile.Holder", ti::kTVMFFIObject, vec![spec("item", FieldKind::Object(base))]).unwrap();
+    let holder = |item: &str| {
+        graph(1, &format!(r#"{{"type": "{item}", "data": {{"a": 1}}}}, {{"type": "test.json_graph_hostile.Holder", "data": {{"item": 0}}}}"#))
+    };
+    for ok in ["test.json_graph_hostile.Base", "test.json_graph_hostile.Sub"] {
+        let v = load(&holder(ok)).unwrap();
+        assert_eq!(v.type_key(), "test.json_graph_hostile.Holder");
+    }
+    let (kind, message) = refused(&holder("test.json_graph_hostile.Other"));
+    assert_eq!(kind, "TypeError");
+    assert_eq!(
+        message,
+        "Invalid JSON Object Graph: node 1 (`test.json_graph_hostile.Holder`): field `data.item` must be a `test.json_graph_hostile.Base`, got `test.json_graph_hostile.Other`"
+    );
+    let with_int = graph(1, r#"{"type": "int", "data": 3}, {"type": "test.json_graph_hostile.Holder", "data": {"item": 0}}"#);
+    assert_eq!(
+        refused(&with_int),
+        (
+            "TypeError".into(),
+            "Invalid JSON Object Graph: node 1 (`test.json_graph_hostile.Holder`): field `data.item` must be a `test.json_graph_hostile.Base`, got an integer".into()
+        )
+    );
+    // None is the field's own setter's to judge (an Object slot takes it).
+    let with_none = graph(1, r#"{"type": "None"}, {"type": "test.json_graph_hostile.Holder", "data": {"item": 0}}"#);
+    assert!(load(&with_none).is_ok());
 }

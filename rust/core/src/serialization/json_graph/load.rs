@@ -216,8 +216,9 @@ impl Reader {
         }
         let new = type_registry::attr_value(index, b"__ffi_new__").ok_or_else(|| {
             Error::type_error(format!(
-                "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr)",
-                type_registry::type_key_of(index)
+                "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr; node {})",
+                type_registry::type_key_of(index),
+                node.index
             ))
         })?;
         let data = node.data_fields()?;
