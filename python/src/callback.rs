@@ -173,6 +173,7 @@ unsafe fn arg_to_py(v: &TVMFFIAny) -> *mut ffi::PyObject {
                 && i != ti::kTVMFFIStr
                 && i != ti::kTVMFFIBytes
                 && i != ti::kTVMFFIOpaquePyObject
+                && i != ti::kTVMFFIShape
                 && !v.value.v_obj.is_null() =>
             {
                 match registry::lookup(i) {

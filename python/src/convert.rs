@@ -153,6 +153,9 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
         // the protocol hook.
         return crate::callback::function_from_callable(py, obj).map(OwnedAny::from_handle);
     }
+    if let Some(v) = crate::shape_values::shape_value_object(obj)? {
+        return Ok(v); // a tether.Shape crosses as its ffi.Shape object
+    }
     if nested::is_container(obj) {
         return nested::container_to_any(py, obj);
     }
@@ -373,6 +376,8 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                     Ok(Py::from_owned_ptr(py, obj))
                 }
             }
+            // Shapes come back as `tether.Shape` tuples holding the object.
+            ti::kTVMFFIShape => crate::shape_values::shape_object_to_py(py, raw.value.v_obj),
             ti::kTVMFFIOpaquePyObject => {
                 let h = raw.value.v_obj;
                 let _owner = OwnedAny(raw);

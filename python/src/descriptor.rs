@@ -63,7 +63,7 @@ impl DirectRead {
         match (info.field_static_type_index, info.size) {
             (ti::kTVMFFIAny, 16) => DirectRead::Any,
             (ti::kTVMFFIInt, 8) => DirectRead::Int,
-            (ti::kTVMFFIStr | ti::kTVMFFIBytes, _) => DirectRead::Getter,
+            (ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIShape, _) => DirectRead::Getter,
             (t, 8) if t >= ti::kTVMFFIStaticObjectBegin => DirectRead::Object,
             _ => DirectRead::Getter,
         }
@@ -80,6 +80,11 @@ impl DirectRead {
 unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObject {
     // SAFETY: per the caller.
     unsafe {
+        if (*h).type_index == ti::kTVMFFIShape {
+            // A value class (`tether.Shape`), never a tied wrapper.
+            TVMFFIObjectIncRef(h as *mut c_void);
+            return into_raw(py, convert::any_to_py(py, OwnedAny::from_handle(h)));
+        }
         // With the GIL, an Active binding names a live wrapper that owns
         // +1 on `h`: hand it out without touching the FFI reference count
         // (try_incref refuses a wrapper whose count already reached zero,
@@ -101,7 +106,7 @@ unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObje
         TVMFFIObjectIncRef(h as *mut c_void);
         let index = (*h).type_index;
         let cls = match index {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject | ti::kTVMFFIBigInt => None,
+            ti::kTVMFFIStr | ti::kTVMFFIBytes | ti::kTVMFFIOpaquePyObject | ti::kTVMFFIBigInt | ti::kTVMFFIShape => None,
             _ => registry::lookup(index),
         };
         match cls {

@@ -37,6 +37,7 @@ mod py_allocator;
 mod registry;
 mod seq_index;
 mod side_table;
+mod shape_values;
 mod string_values;
 mod tie_state;
 mod tying_lock;
@@ -543,6 +544,7 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(string_values::to_object, m)?)?;
     m.add_function(wrap_pyfunction!(string_values::string_object_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(string_values::register_string_classes, m)?)?;
+    m.add_function(wrap_pyfunction!(shape_values::register_shape_class, m)?)?;
     m.add_function(wrap_pyfunction!(object_ops::move_handle, m)?)?;
     m.add_function(wrap_pyfunction!(opaque_values::opaque_object, m)?)?;
     m.add_function(wrap_pyfunction!(mlir_packed_call::function_from_mlir_packed, m)?)?;

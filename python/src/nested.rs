@@ -15,7 +15,9 @@ use crate::convert::{call_builtin, py_to_any, OwnedAny};
 
 /// Whether `obj` converts through this module.
 pub fn is_container(obj: &Bound<'_, PyAny>) -> bool {
-    obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || obj.is_instance_of::<PyDict>()
+    obj.is_instance_of::<PyList>()
+        || (obj.is_instance_of::<PyTuple>() && !crate::shape_values::is_shape_value(obj))
+        || obj.is_instance_of::<PyDict>()
 }
 
 /// One container being converted: its children (a dict's as key, value,

@@ -1,5 +1,5 @@
 """The FFI containers as Python sequences and mappings: Array, List, Map,
-Dict and Shape, with the protocols apache-tvm-ffi's ``tvm_ffi.container``
+Dict, and Shape (a tuple holding its object), with the protocols apache-tvm-ffi's ``tvm_ffi.container``
 gives them (slicing, concatenation, ``index``/``count``, structural ``==``
 and ``hash``, ``repr`` through the core's ``ffi.ReprPrint``).
 
@@ -13,10 +13,11 @@ import ctypes
 import functools
 import itertools
 import operator
+from numbers import Integral
 from typing import Callable, Iterable, TypeVar
 
 from . import _ffi
-from .core import MISSING, Object, _builtin, _register_class  # noqa: F401  (MISSING: tvm_ffi.container's name)
+from .core import MISSING, Object, PyNativeObject, _builtin, _register_class  # noqa: F401  (MISSING: tvm_ffi.container's name)
 
 __all__ = ["Array", "List", "Map", "Dict", "Shape", "KeysView", "ValuesView", "ItemsView",
            "getitem_helper", "normalize_index"]
@@ -439,13 +440,10 @@ class Dict(_Mapping):
         _ffi.call(_builtin("ffi.DictClear"), self)
 
 
-class Shape(Object):
-    """An immutable tuple of ints."""
+class _ShapeObj(Object):
+    """The wrapper of an ``ffi.Shape`` object (what a ``Shape`` holds)."""
 
     __slots__ = ()
-
-    def __new__(cls, dims: Iterable[int] = ()):
-        return _ffi.call(_builtin("ffi.Shape"), *dims)
 
     def _dims(self) -> tuple:
         # TVM-FFI's ShapeObj: the header (24 bytes), then a pointer to the
@@ -454,50 +452,45 @@ class Shape(Object):
         data, size = ctypes.c_void_p.from_address(h + 24).value, ctypes.c_size_t.from_address(h + 32).value
         return tuple((ctypes.c_int64 * size).from_address(data)) if size else ()
 
-    def __len__(self) -> int:
-        return len(self._dims())
 
-    def __getitem__(self, i):
-        return self._dims()[i]
+class Shape(tuple, PyNativeObject):
+    """An immutable tuple of ints that keeps its ``ffi.Shape`` object in
+    ``_tvm_ffi_cached_object``, as tvm_ffi's: usable wherever a tuple is,
+    and passed to the FFI as that object (not as a new Array). Every
+    ``ffi.Shape`` the FFI returns comes back as one of these."""
 
-    def __iter__(self):
-        return iter(self._dims())
+    def __new__(cls, content: Iterable[int] = ()) -> "Shape":
+        dims = tuple(content)
+        if any(not isinstance(d, Integral) for d in dims):
+            raise ValueError("Shape must be a tuple of integers")
+        made = _ffi.call(_builtin("ffi.Shape"), *dims)
+        val = tuple.__new__(cls, made)
+        val._tvm_ffi_cached_object = made._tvm_ffi_cached_object
+        return val
 
-    def __eq__(self, other) -> bool:
-        if isinstance(other, (Shape, tuple, list)):
-            return self._dims() == tuple(other)
-        return NotImplemented
-
-    def __ne__(self, other) -> bool:
-        eq = self.__eq__(other)
-        return eq if eq is NotImplemented else not eq
-
-    def __hash__(self) -> int:
-        return hash(self._dims())
-
-    def __add__(self, other):
-        return self._dims() + tuple(other)
-
-    def __radd__(self, other):
-        return tuple(other) + self._dims()
-
-    def index(self, value, *args) -> int:
-        return self._dims().index(value, *args)
-
-    def count(self, value) -> int:
-        return self._dims().count(value)
-
-    def __repr__(self) -> str:
-        if not _ffi.chandle(self):
-            return Object.__repr__(self)
-        return repr(self._dims())
-
-    __str__ = __repr__
+    @classmethod
+    def __from_tvm_ffi_object__(cls, obj: _ShapeObj) -> "Shape":
+        """The Shape of an ``ffi.Shape`` object's wrapper."""
+        val = tuple.__new__(cls, obj._dims())
+        val._tvm_ffi_cached_object = obj
+        return val
 
     def __reduce__(self):
-        return (Shape, (self._dims(),))
+        return (Shape, (tuple(self),))
 
 
+def _attach_shape_type_info() -> None:
+    """``Shape`` carries the ``ffi.Shape`` TypeInfo naming it, as tvm_ffi's
+    value classes do (see ``core.registration``)."""
+    from .core.type_info import TypeInfo
+
+    info = TypeInfo(_SHAPE_INDEX)
+    info.type_cls = Shape
+    Shape.__tvm_ffi_type_info__ = info
+    Shape.__tether_type_index__ = _SHAPE_INDEX
+
+
+_SHAPE_INDEX = 69
 
 
 class _View:
@@ -537,6 +530,8 @@ class ItemsView(_View):
         return k in self._mapping and _item_eq(self._mapping[k], v)
 
 
-for _index_, _cls in ((71, Array), (75, List), (72, Map), (76, Dict), (69, Shape)):
+for _index_, _cls in ((71, Array), (75, List), (72, Map), (76, Dict), (_SHAPE_INDEX, _ShapeObj)):
     _register_class(_index_, _cls)
 del _index_, _cls
+_ffi.register_shape_class(Shape)
+_attach_shape_type_info()

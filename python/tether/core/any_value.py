@@ -46,6 +46,8 @@ class CAny:
             return 3
         if isinstance(v, Object):
             return _ffi.type_index_of(v)
+        if isinstance(v, tuple) and isinstance(getattr(v, "_tvm_ffi_cached_object", None), Object):
+            return _ffi.type_index_of(v._tvm_ffi_cached_object)  # a Shape crosses as its object
         if isinstance(v, str):
             return 11 if len(v.encode("utf-8")) <= _SMALL_MAX else 65
         if isinstance(v, (bytes, bytearray)):

@@ -399,6 +399,8 @@ def _from_annotation(annotation) -> TypeSchema:
     if isinstance(annotation, type) and issubclass(annotation, (Object, _ffi.CObject)):
         return _annotation_object(annotation, ())
     if isinstance(annotation, type) and issubclass(annotation, PyNativeObject):
+        if issubclass(annotation, tuple):  # Shape: a tuple holding an ffi.Shape object
+            return TypeSchema(annotation.__tvm_ffi_type_info__.type_key)
         return TypeSchema("str" if issubclass(annotation, str) else "bytes")
     if annotation is DataType or annotation is _dtype_class():
         return TypeSchema("dtype")

@@ -211,6 +211,8 @@ def field_type_of(tp: Any, self_cls: Any = None) -> FieldType:
         return FieldType("any", "bytes", _expect("bytes", lambda v: isinstance(v, (bytes, bytearray))), schema=tp)
     if self_cls is not None and tp is self_cls:
         return _object_type(tp, self_cls)
+    if tp is ffi_containers.Shape:  # a tuple subclass holding its object, checked as an object type
+        return _object_type(tp, self_cls)
     if isinstance(tp, type) and issubclass(tp, core.Object):
         if tp in (ffi_containers.Array, ffi_containers.List, ffi_containers.Map, ffi_containers.Dict) or origin is not None:
             pass
