@@ -306,3 +306,24 @@ def test_deep_map_and_visit_call_back_on_the_callers_thread_and_context():
     assert structural.structural_visit(x, [(int, check)]) is None
     assert structural.structural_mutate(x, [(int, lambda v, m: check(v))]).same_as(x)
     assert foreign == []
+
+
+def test_a_callback_emptying_the_list_being_mapped_does_not_pull_children_away():
+    lst = tether.List([tether.Array([1]), tether.Array([2]), tether.Array([3])])
+
+    def bump(v):
+        if v == 1:
+            lst.clear()  # the map is still reading lst's children
+        return v + 10
+
+    mapped = structural.structural_map(lst, [(int, bump)])
+    assert len(lst) == 0
+    assert [list(a) for a in mapped] == [[11], [12], [13]]
+    d = tether.Dict({"a": tether.Array([1]), "b": tether.Array([2])})
+
+    def bump_and_clear(v):
+        d.clear()
+        return v + 10
+
+    mapped = structural.structural_map(d, [(int, bump_and_clear)])
+    assert len(d) == 0 and {k: list(v) for k, v in mapped.items()} == {"a": [11], "b": [12]}

@@ -49,7 +49,10 @@ unsafe fn borrowed_children(value: &TVMFFIAny) -> Vec<(Option<TVMFFIAny>, TVMFFI
     }
 }
 
-type Children = Vec<(Option<TVMFFIAny>, TVMFFIAny)>;
+/// A container's children, held: callbacks run while they are visited and
+/// may change the container (a List or Dict they can reach), which must not
+/// free a child the copy still reads.
+type Children = Vec<(Option<Any>, Any)>;
 type Rebuilt = Option<Vec<(Option<Any>, Any)>>;
 
 fn owned((k, v): &(Option<TVMFFIAny>, TVMFFIAny)) -> Result<(Option<Any>, Any), Error> {
@@ -64,27 +67,31 @@ fn owned((k, v): &(Option<TVMFFIAny>, TVMFFIAny)) -> Result<(Option<Any>, Any), 
 pub(crate) unsafe fn copy_step<'a>(m: &'a MutatorRef, value: TVMFFIAny) -> Step<'a, Mutated> {
     // Held while its children are borrowed.
     let keep = attempt!(Any::from_view(&value));
-    // SAFETY: per the caller; `keep` holds the container.
-    let children = unsafe { borrowed_children(&value) };
+    // SAFETY: per the caller; `keep` holds the container while the views
+    // become references of their own.
+    let children = attempt!(unsafe { borrowed_children(&value) }.iter().map(owned).collect::<Result<Children, Error>>());
     copy_child(m, keep, children, 0, None)
 }
 
 fn copy_child<'a>(m: &'a MutatorRef, keep: Any, children: Children, i: usize, out: Rebuilt) -> Step<'a, Mutated> {
-    let Some(&(_, child)) = children.get(i) else {
+    let Some((_, child)) = children.get(i) else {
         return Step::Done(rebuild(keep.type_index(), out));
     };
+    // Copied children are never changed in place, so holding them does not
+    // change what happens to them.
+    let child = *child.as_raw();
     m.mutate_step(child, InplaceMode::Disallow).then(move |r| {
         let r = attempt!(r);
         let out = match out {
             Some(mut o) => {
-                let (k, v) = attempt!(owned(&children[i]));
+                let (k, v) = children[i].clone();
                 o.push((k, r.unwrap_or(v)));
                 Some(o)
             }
             None if keeps(&r, &child) => None,
             None => {
-                let mut o = attempt!(children[..i].iter().map(owned).collect::<Result<Vec<_>, Error>>());
-                o.push((attempt!(owned(&children[i])).0, r.expect("changed")));
+                let mut o = children[..i].to_vec();
+                o.push((children[i].0.clone(), r.expect("changed")));
                 Some(o)
             }
         };

@@ -254,9 +254,12 @@ fn map_one<'a>(m: &'a MutatorRef, cbs: &'a [Entry], kinds: &'a [Entry], post: bo
     let original = attempt!(Any::from_view(&value));
     let mapped = attempt!(call_link(m, link, &original).map_err(|e| update_visit_error_context(e, &value)));
     drop(original);
+    // The callback saw the value and may have kept it: in place only if it
+    // is still nobody else's.
+    let kept_mode = if mode == InplaceMode::Allow && protocol::unique(&value) { mode } else { InplaceMode::Disallow };
     let descent = match &mapped {
-        None => m.default_mutate_step(value, mode),
-        Some(r) if protocol::keeps(&mapped, &value) => m.default_mutate_step(*r.as_raw(), mode),
+        None => m.default_mutate_step(value, kept_mode),
+        Some(r) if protocol::keeps(&mapped, &value) => m.default_mutate_step(*r.as_raw(), kept_mode),
         // A fresh result nobody else holds may be changed in place.
         Some(r) => {
             // SAFETY: an object view of a live value.
