@@ -403,6 +403,45 @@ unsafe extern "C" fn get_object(field: *mut c_void, out: *mut TVMFFIAny) -> c_in
     deliver(v, out)
 }
 
+/// A field read without the call through its getter, for readers that
+/// walk many objects (the structural algorithms): the value when `field`'s
+/// getter is one of this module's int, float, bool, Any or object getters
+/// (the read is then exactly that getter's, and cannot fail), else None
+/// and the caller calls the getter.
+///
+/// # Safety
+/// `addr` is the address of `field` inside a live object of its type.
+#[inline]
+pub(crate) unsafe fn read_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<Any> {
+    let g = field.getter? as *const ();
+    // SAFETY: per the caller, `addr` holds the storage the getter reads.
+    unsafe {
+        if g == get_any as *const () {
+            // An Any field holds an owned value (never a view kind that
+            // `Any::from_view` would convert): a copy is a clone.
+            let held = std::mem::ManuallyDrop::new(Any::from_raw_owned((addr as *const TVMFFIAny).read_unaligned()));
+            return Some((*held).clone());
+        }
+        if g == get_object as *const () {
+            let p = (addr as *const *mut TVMFFIObject).read_unaligned();
+            return Some(match NonNull::new(p) {
+                Some(p) => Any::from_object(ObjectRef::from_raw_borrowed(p)),
+                None => Any::none(),
+            });
+        }
+        if g == get_int as *const () {
+            return Some(Any::from((addr as *const i64).read_unaligned()));
+        }
+        if g == get_float as *const () {
+            return Some(Any::from((addr as *const f64).read_unaligned()));
+        }
+        if g == get_bool as *const () {
+            return Some(Any::from(addr.read() != 0));
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +455,42 @@ mod tests {
         assert_eq!(Storage::of_static_type_index(ti::kTVMFFIRawStr), None);
         assert_eq!(Storage::of_static_type_index(ti::kTVMFFISmallStr), None);
         assert_eq!(Storage::of_static_type_index(-2), None);
+    }
+
+    #[test]
+    fn reads_without_the_getter_give_what_the_getter_gives() {
+        let values = [
+            (Storage::Int, Any::from(-7i64)),
+            (Storage::Float, Any::from(2.5)),
+            (Storage::Bool, Any::from(true)),
+            (Storage::Any, Any::from(41i64)),
+            (Storage::Any, Any::none()),
+            (Storage::ObjectRef, Any::none()),
+        ];
+        for (storage, value) in values {
+            let mut bytes = [0u8; 16];
+            let addr = bytes.as_mut_ptr();
+            // SAFETY: a 16-byte zeroed buffer is a field of every storage;
+            // the Any storage is emptied again before the buffer goes.
+            unsafe {
+                storage.write(addr, value.clone()).unwrap();
+                let field = TVMFFIFieldInfo { getter: Some(storage.getter()), ..std::mem::zeroed() };
+                let direct = read_without_getter(&field, addr).expect("one of this module's getters");
+                let mut out = TVMFFIAny::NONE;
+                assert_eq!((storage.getter())(addr as *mut c_void, &mut out), 0);
+                let through_getter = Any::from_raw_owned(out);
+                assert!(direct.same_value(&through_getter), "{storage:?}");
+                assert!(direct.same_value(&value), "{storage:?}");
+            }
+        }
+        // A getter of another module's is left to the caller.
+        unsafe extern "C" fn foreign(_: *mut c_void, _: *mut TVMFFIAny) -> c_int {
+            0
+        }
+        // SAFETY: an all-zero field info with a getter is a valid record.
+        let field = TVMFFIFieldInfo { getter: Some(foreign), ..unsafe { std::mem::zeroed() } };
+        // SAFETY: the read is refused before the address is touched.
+        assert!(unsafe { read_without_getter(&field, std::ptr::null()) }.is_none());
     }
 
     #[test]

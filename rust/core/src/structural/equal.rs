@@ -378,7 +378,14 @@ impl Equal {
             Task::Fields { lhs, rhs, plan, next, field_region, .. } => {
                 let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
                 *next += 1;
-                let (lv, rv) = (super::read_field(lhs, field)?, super::read_field(rhs, field)?);
+                let lv = match super::read_field_in_place(lhs, field) {
+                    Some(v) => v,
+                    None => super::read_field(lhs, field)?,
+                };
+                let rv = match super::read_field_in_place(rhs, field) {
+                    Some(v) => v,
+                    None => super::read_field(rhs, field)?,
+                };
                 if let Some(region) = super::region_for_field(field.flags, self.region) {
                     *field_region = Some(std::mem::replace(&mut self.region, region));
                 }

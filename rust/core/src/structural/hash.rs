@@ -322,7 +322,10 @@ impl Hasher {
             Task::Fields { obj, plan, next, field_region, .. } => {
                 let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
                 *next += 1;
-                let v = super::read_field(obj, field)?;
+                let v = match super::read_field_in_place(obj, field) {
+                    Some(v) => v,
+                    None => super::read_field(obj, field)?,
+                };
                 if let Some(region) = super::region_for_field(field.flags, self.region) {
                     *field_region = Some(std::mem::replace(&mut self.region, region));
                 }

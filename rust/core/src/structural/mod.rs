@@ -161,7 +161,25 @@ pub(crate) fn type_info_of(obj: &ObjectRef) -> Result<&'static TVMFFITypeInfo, E
 
 /// Read a reflected field of `obj` (the field belongs to its type).
 pub(crate) fn read_field(obj: &ObjectRef, field: &TVMFFIFieldInfo) -> Result<Any, Error> {
-    crate::dataclass::get_field(obj, field)
+    match read_field_in_place(obj, field) {
+        Some(v) => Ok(v),
+        None => crate::dataclass::get_field(obj, field),
+    }
+}
+
+/// A field of a Python-defined layout, read in place (None for fields
+/// with other getters, which [`read_field`] calls). A walk reads every
+/// field of every object, and the call through the getter was a large
+/// part of each; no Result either: returned through memory, it was
+/// written in wide stores and read back in narrow pieces, a
+/// store-forwarding stall per field.
+#[inline(always)]
+pub(crate) fn read_field_in_place(obj: &ObjectRef, field: &TVMFFIFieldInfo) -> Option<Any> {
+    // SAFETY: the field belongs to the object's type (callers look it up
+    // from the object's own type index), so the address is inside it.
+    let addr = unsafe { (obj.as_ptr() as *const u8).add(field.offset as usize) };
+    // SAFETY: as above, the live object holds the field at `addr`.
+    unsafe { crate::dataclass::native_field::read_without_getter(field, addr) }
 }
 
 pub(crate) fn field_name(field: &TVMFFIFieldInfo) -> String {
