@@ -13,7 +13,7 @@
 //! live map object (see `map_cell`); a Dict's cell is only touched under its
 //! lock, a Map's only before the Map is shared.
 
-use crate::abi::type_index as ti;
+use crate::abi::{type_index as ti, TVMFFIAny};
 use crate::any::Any;
 use crate::error::Error;
 use crate::object::{header_placeholder, object_deleter, ObjectPtr, ObjectRef, ObjectType};
@@ -104,15 +104,26 @@ fn build<T: ObjectType>(p: &ObjectPtr<T>, room: u64, pairs: Vec<(Any, Any)>) -> 
 }
 
 /// Read the pairs of a map under `lock`.
+///
+/// One pass over the iteration order (no list of pair addresses first), and
+/// stored values are cloned as they are (they are owned values, never a
+/// view kind that would need converting).
 fn snapshot(c: CellRef) -> Vec<(Any, Any)> {
-    c.pairs()
-        .into_iter()
-        .map(|kv| {
-            // SAFETY: live pairs; the caller's lock or immutability keeps
-            // them alive while they are cloned.
-            unsafe { (Any::from_view(&(*kv).key).expect("stored key"), Any::from_view(&(*kv).value).expect("stored value")) }
-        })
-        .collect()
+    let mut out = Vec::with_capacity(c.size() as usize);
+    let (mut pos, end) = (c.begin(), c.end());
+    while pos != end {
+        let kv = c.kv_at(pos);
+        // SAFETY: a live pair; the caller's lock or immutability keeps it
+        // alive while it is cloned; Any is repr(transparent) over
+        // TVMFFIAny, and stored keys and values are owned values.
+        unsafe {
+            let key = &*(&(*kv).key as *const TVMFFIAny as *const Any);
+            let value = &*(&(*kv).value as *const TVMFFIAny as *const Any);
+            out.push((key.clone(), value.clone()));
+        }
+        pos = c.advance(pos);
+    }
+    out
 }
 
 fn lookup(c: CellRef, key: &Any) -> Option<Any> {

@@ -225,7 +225,7 @@ impl Hasher {
                 let map = MapLike::from_object(obj)?;
                 let h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
                 let mut items: Vec<(u64, Any)> =
-                    map.items().iter().filter_map(|(k, v)| self.order_independent_hash(k).map(|kh| (kh, v.clone()))).collect();
+                    map.items().into_iter().filter_map(|(k, v)| self.order_independent_hash(&k).map(|kh| (kh, v))).collect();
                 // Entries with equal key hashes are combined as a group
                 // (their values left out), so their order among themselves
                 // does not matter: an unstable sort gives the same hash.
