@@ -127,8 +127,9 @@ fn snapshot(c: CellRef) -> Vec<(Any, Any)> {
 }
 
 fn lookup(c: CellRef, key: &Any) -> Option<Any> {
-    // SAFETY: a live pair, cloned while the map cannot change.
-    c.find(key.as_raw()).map(|kv| unsafe { Any::from_view(&(*kv).value).expect("stored value") })
+    // SAFETY: a live pair, cloned as stored (an owned value; Any is
+    // repr(transparent) over TVMFFIAny) while the map cannot change.
+    c.find(key.as_raw()).map(|kv| unsafe { (*(&(*kv).value as *const TVMFFIAny as *const Any)).clone() })
 }
 
 /// An owning handle to a Map.
