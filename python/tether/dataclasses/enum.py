@@ -278,7 +278,6 @@ def _collect(cls: type, payload: Any) -> tuple:
 
 def _resolve(cls: type, binders: list, declarations: dict, payload: Any, type_key: str, native: bool) -> None:
     state = _state(cls, create=True)
-    cls.__ffi_enum_state__ = state
     for alias in binders:
         instance = state.indexes.get(alias)
         if instance is None:
