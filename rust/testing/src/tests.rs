@@ -62,3 +62,30 @@ fn containers_with_tensor_inputs_check_types() {
     let err = call("testing.schema_id_arr_int", &[bad]).err().unwrap();
     assert!(err.message().ends_with("Expected `Array<int>` but got `Array[index 0: ffi.SmallStr]`"), "{}", err.message());
 }
+
+#[test]
+fn native_enum_variants_share_the_cores_state() {
+    use crate::ffi::object::type_index_of;
+    use crate::reflect::enum_def::{get_by_index, normalize_payload};
+
+    let variant = type_index_of("testing.TestEnumVariant").expect("registered");
+    let alpha = call("testing.enum_variant_get", &[Any::string("Alpha").unwrap()]).unwrap().into_object().unwrap();
+    let beta = get_by_index(variant, &Any::int(1)).unwrap();
+    assert_eq!(alpha.type_index(), variant);
+    assert!(get_by_index(variant, &Any::string("Beta").unwrap()).unwrap().same_as(&beta));
+    assert!(!alpha.same_as(&beta));
+    // The core's JSON graph writes the singleton as its string index.
+    let text = call("ffi.ToJSONGraphString", &[Any::object(beta.clone()), Any::none()]).unwrap().view().str().unwrap();
+    assert!(text.contains("testing.TestEnumVariant") && text.contains("\"Beta\""), "{text}");
+    let back = call("ffi.FromJSONGraphString", &[Any::string(&text).unwrap()]).unwrap().into_object().unwrap();
+    assert!(back.same_as(&beta));
+    let err = call("testing.enum_variant_get", &[Any::string("Gamma").unwrap()]).err().unwrap();
+    assert_eq!((err.kind(), err.message()), ("ValueError".to_string(), "Enum `testing.TestEnumVariant` has no instance with index Gamma".to_string()));
+    // A payload enum type without variants names no singleton by payload;
+    // a plain enum takes no payloads at all.
+    let int_enum = type_index_of("testing.TestCxxIntEnum").expect("registered");
+    let refused = normalize_payload(int_enum, &Any::int(12345).view()).err().unwrap();
+    assert!(refused.message().starts_with("type conversion failed for testing.TestCxxIntEnum: expected testing.TestCxxIntEnum, got int"), "{}", refused.message());
+    assert!(normalize_payload(variant, &Any::int(0).view()).unwrap().is_none());
+    assert!(normalize_payload(int_enum, &Any::string("x").unwrap().view()).unwrap().is_none());
+}
