@@ -620,6 +620,8 @@ mod tests {
 /// Every registered type key in index order, the POD names first (TVM-FFI's
 /// `ffi.GetRegisteredTypeKeys`).
 pub fn registered_type_keys() -> Vec<String> {
+    // The core's own types (ffi.Enum, ...) are part of the start-up registration.
+    crate::builtin_attrs::ensure();
     let mut out: Vec<String> = (0..ti::kTVMFFIStaticObjectBegin).filter_map(pod_type_key).map(str::to_string).collect();
     let r = registry().read();
     for (i, e) in r.entries.iter().enumerate() {

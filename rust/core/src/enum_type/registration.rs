@@ -10,7 +10,8 @@
 //! Enum singletons print as `<type key>.<string index>`: upstream's
 //! printer special-cases enums; here each enum type gets that printer as
 //! its `__ffi_repr__` hook when its state is registered, as a default that
-//! a repr registered for the type later replaces.
+//! a repr registered for the type later replaces (the base types keep no
+//! hook, as upstream's have none).
 
 use std::mem::offset_of;
 use std::sync::OnceLock;
@@ -36,16 +37,15 @@ pub(crate) fn register() -> Result<(), Error> {
     let containers = field_flag::kInitOff;
     TypeBuilder::<EnumStateObj>::new()
         .field_full::<Option<ObjectRef>>("entries", offset_of!(EnumStateObj, entries), containers, ti::kTVMFFIList)?
-        .field_full::<Option<ObjectRef>>("indexes", offset_of!(EnumStateObj, indexes), containers, ti::kTVMFFIDict)?
-        .field_full::<Option<ObjectRef>>("attrs", offset_of!(EnumStateObj, attrs), containers, ti::kTVMFFIDict)?
+        // Upstream's Dict reference declares the generic object index.
+        .field_full::<Option<ObjectRef>>("indexes", offset_of!(EnumStateObj, indexes), containers, ti::kTVMFFIObject)?
+        .field_full::<Option<ObjectRef>>("attrs", offset_of!(EnumStateObj, attrs), containers, ti::kTVMFFIObject)?
         .metadata_with_creator(0)?
         .shallow_copy()?
-        .init(Function::from_closure(|args| {
-            if !args.is_empty() {
-                return Err(Error::type_error(format!("ffi.EnumState() takes no arguments ({} given)", args.len())));
-            }
-            Ok(Any::from_object(ObjectPtr::new(EnumStateObj::empty()?)?.into_object_ref()))
-        })?)?
+        // `refl::init<>()`: the constructor is a static method and the
+        // `__ffi_init__` attribute.
+        .static_method("__ffi_init__", new_state()?)?
+        .init(new_state()?)?
         .type_final(true)?;
 
     TypeBuilder::<EnumObj>::new()
@@ -69,12 +69,19 @@ pub(crate) fn register() -> Result<(), Error> {
         .type_final(false)?
         .fn_attr("__ffi_convert__", convert_to(StrEnumObj::type_index())?)?;
 
-    for index in [EnumObj::type_index(), IntEnumObj::type_index(), StrEnumObj::type_index()] {
-        type_registry::register_default_attr(index, b"__ffi_repr__", repr_hook()?.as_raw())?;
-    }
     // Like upstream's `EnsureTypeAttrColumn`: the column exists before any
     // enum registers its state.
     type_registry::register_attr(ti::kTVMFFINone, ENUM_STATE_ATTR.as_bytes(), Any::none().as_raw())
+}
+
+/// `ffi.EnumState()`: a state with no variants.
+fn new_state() -> Result<Function, Error> {
+    Function::from_closure(|args| {
+        if !args.is_empty() {
+            return Err(Error::type_error(format!("ffi.EnumState() takes no arguments ({} given)", args.len())));
+        }
+        Ok(Any::from_object(ObjectPtr::new(EnumStateObj::empty()?)?.into_object_ref()))
+    })
 }
 
 /// `__ffi_convert__` of a payload enum (upstream's `def_convert`): an
