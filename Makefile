@@ -129,6 +129,9 @@ test-conformance-cpp: build $(VENV_STAMP)
 	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/type_ranges_test.cc \
 	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/type_ranges_test
 	$(TARGET)/upstream_cpp/type_ranges_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/upstream_cpp/enum_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(TARGET)/upstream_cpp/enum_test
+	$(TARGET)/upstream_cpp/enum_test
 	$(CC) -std=c11 -Wall -Wextra -Werror -I$(CURDIR)/cpp/include tests/c/compare_type_attrs.c -ldl \
 	    -o $(TARGET)/upstream_cpp/compare_type_attrs
 	$(TARGET)/upstream_cpp/compare_type_attrs $(LIBDIR)/libtether_core.so "$(PEER_LIB)/libtvm_ffi.so"
