@@ -4,8 +4,10 @@ dataclass fixtures, ...) and small helpers over its globals, under the
 names ``tvm_ffi.testing.testing`` gives them.
 
 The classes are ``c_class`` views over types the native library defines;
-the two enum fixtures (``_TestCxxIntEnum``, ``_TestCxxStrEnum``) are
-defined here, in Python, because tether's FFI enums are run-time types.
+the two payload enum fixtures (``_TestCxxIntEnum``, ``_TestCxxStrEnum``)
+bind natively declared types that have no variants of their own: their
+variants (``low``/``high``, ``add``/``mul``) are made here, as upstream's
+``tvm_ffi.testing`` makes them.
 """
 
 from __future__ import annotations
