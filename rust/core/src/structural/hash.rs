@@ -72,11 +72,6 @@ fn big_int_hash(value: &Any) -> Result<u64, Error> {
 #[inline]
 fn pod_hash(value: &Any) -> u64 {
     let raw = value.as_raw();
-    // Ints, the common leaf of long sequences, need no other test.
-    if raw.type_index == ti::kTVMFFIInt {
-        // SAFETY: an int's payload is 8 plain bytes.
-        return hash_combine(ti::kTVMFFIInt as u64, unsafe { raw.value.v_uint64 });
-    }
     // Inline bytes hash as upstream hashes them, by type and payload (bytes
     // of up to 7 bytes are always inline, so equal values still agree).
     if raw.type_index == ti::kTVMFFISmallBytes {
@@ -96,8 +91,15 @@ fn pod_hash(value: &Any) -> u64 {
 }
 
 /// The hash of a value hashed without descending (PODs, strings, bytes).
-#[inline]
+/// Always inlined, with ints (the common leaf of long sequences) hashed
+/// right here: as a call per element it cost as much as the combining.
+#[inline(always)]
 fn leaf_hash(value: &Any) -> Option<u64> {
+    let raw = value.as_raw();
+    if raw.type_index == ti::kTVMFFIInt {
+        // SAFETY: an int's payload is 8 plain bytes.
+        return Some(hash_combine(ti::kTVMFFIInt as u64, unsafe { raw.value.v_uint64 }));
+    }
     let index = value.type_index();
     (!super::is_object_index(index) || matches!(index, ti::kTVMFFIStr | ti::kTVMFFIBytes)).then(|| pod_hash(value))
 }
