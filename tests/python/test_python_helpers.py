@@ -6,6 +6,7 @@ callables to the FFI, and carries errors across in both directions."""
 import importlib.util
 import os
 import subprocess
+import sys
 import sysconfig
 
 import pytest
@@ -28,8 +29,20 @@ def ext(tmp_path_factory):
            f"-I{config.includedir()}", f"-I{py_include}", *config.ldflags().split(), config.libs()]
     subprocess.run(cmd, check=True)
     spec = importlib.util.spec_from_file_location("python_helpers_ext", out)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    # Other suites of this process load apache-tvm-ffi's library with
+    # RTLD_GLOBAL; on ELF its TVMFFI* definitions would then take the
+    # extension's references ahead of the core it links. Deep binding
+    # resolves them in the extension's own dependencies first, as
+    # tether.load_module does for modules (the README says the same of
+    # extension modules built on nanobind).
+    deep = getattr(os, "RTLD_DEEPBIND", 0)
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags(flags | deep)
+    try:
+        module = importlib.util.module_from_spec(spec)  # loads the library
+        spec.loader.exec_module(module)
+    finally:
+        sys.setdlopenflags(flags)
     return module
 
 
