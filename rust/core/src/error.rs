@@ -208,13 +208,11 @@ impl ErrorObj {
         cause_chain: Option<ObjectRef>,
         extra_context: Option<ObjectRef>,
     ) -> Result<ObjectPtr<ErrorObj>, Error> {
-        let kind: Box<[u8]> = kind.into();
-        let message: Box<[u8]> = message.into();
-        let backtrace: Box<[u8]> = backtrace.into();
+        let (kind, message, backtrace) = (nul_terminated(kind), nul_terminated(message), nul_terminated(backtrace));
         let cell = TVMFFIErrorCell {
-            kind: TVMFFIByteArray::from_slice(&kind),
-            message: TVMFFIByteArray::from_slice(&message),
-            backtrace: TVMFFIByteArray::from_slice(&backtrace),
+            kind: TVMFFIByteArray::from_slice(text_of(&kind)),
+            message: TVMFFIByteArray::from_slice(text_of(&message)),
+            backtrace: TVMFFIByteArray::from_slice(text_of(&backtrace)),
             update_backtrace: Some(update_backtrace),
             cause_chain: cause_chain.map_or(std::ptr::null_mut(), |o| o.into_raw() as TVMFFIObjectHandle),
             extra_context: extra_context.map_or(std::ptr::null_mut(), |o| o.into_raw() as TVMFFIObjectHandle),
@@ -229,11 +227,25 @@ impl ErrorObj {
     }
 
     pub fn kind(&self) -> &[u8] {
-        &self.kind
+        text_of(&self.kind)
     }
     pub fn message(&self) -> &[u8] {
-        &self.message
+        text_of(&self.message)
     }
+}
+
+/// `bytes` followed by a NUL: TVM-FFI keeps an error's texts in
+/// `std::string`s, so C code may read the cell's `data` as C strings.
+fn nul_terminated(bytes: &[u8]) -> Box<[u8]> {
+    let mut v = Vec::with_capacity(bytes.len() + 1);
+    v.extend_from_slice(bytes);
+    v.push(0);
+    v.into_boxed_slice()
+}
+
+/// The text of NUL-terminated storage (without its NUL).
+fn text_of(stored: &[u8]) -> &[u8] {
+    &stored[..stored.len().saturating_sub(1)]
 }
 
 impl Drop for ErrorObj {
@@ -257,10 +269,10 @@ unsafe extern "C" fn update_backtrace(self_: TVMFFIObjectHandle, backtrace: *con
         let obj = &mut *(self_ as *mut ErrorObj);
         let extra = byte_slice(&*backtrace);
         let bt = &mut *obj.backtrace.get();
-        let mut new: Vec<u8> = if mode == kTVMFFIBacktraceUpdateModeAppend { bt.to_vec() } else { Vec::new() };
+        let mut new: Vec<u8> = if mode == kTVMFFIBacktraceUpdateModeAppend { text_of(bt).to_vec() } else { Vec::new() };
         new.extend_from_slice(extra);
-        *bt = new.into_boxed_slice();
-        obj.cell.backtrace = TVMFFIByteArray::from_slice(bt);
+        *bt = nul_terminated(&new);
+        obj.cell.backtrace = TVMFFIByteArray::from_slice(text_of(bt));
     }
 }
 
@@ -310,4 +322,32 @@ pub fn take_raised_or_unknown(rc: i32) -> Error {
     take_raised().unwrap_or_else(|| {
         Error::runtime_error(format!("call failed with code {rc} but raised no error"))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cell_texts_are_c_strings() {
+        let err = ErrorObj::create(b"ValueError", b"bad 5", b"").unwrap();
+        let cell = error_cell_ptr(err.as_ptr() as *mut TVMFFIObject);
+        // SAFETY: the cell of a live error; each text is followed by the
+        // NUL its storage holds (size + 1 readable bytes).
+        let (kind, message, backtrace) = unsafe {
+            let read = |b: TVMFFIByteArray| std::slice::from_raw_parts(b.data as *const u8, b.size + 1).to_vec();
+            (read((*cell).kind), read((*cell).message), read((*cell).backtrace))
+        };
+        assert_eq!((kind.as_slice(), message.as_slice(), backtrace.as_slice()), (&b"ValueError\0"[..], &b"bad 5\0"[..], &b"\0"[..]));
+        assert_eq!((err.kind(), err.message()), (&b"ValueError"[..], &b"bad 5"[..]));
+        // An updated backtrace is terminated too.
+        let extra = TVMFFIByteArray::from_slice(b"frame");
+        // SAFETY: the owner thread updates its own error's backtrace.
+        unsafe {
+            update_backtrace(err.as_ptr() as TVMFFIObjectHandle, &extra, kTVMFFIBacktraceUpdateModeAppend);
+            update_backtrace(err.as_ptr() as TVMFFIObjectHandle, &extra, kTVMFFIBacktraceUpdateModeAppend);
+            let bt = (*cell).backtrace;
+            assert_eq!(std::slice::from_raw_parts(bt.data as *const u8, bt.size + 1), b"frameframe\0");
+        }
+    }
 }
