@@ -49,14 +49,24 @@ unsafe fn borrowed_children(value: &TVMFFIAny) -> Vec<(Option<TVMFFIAny>, TVMFFI
     }
 }
 
-/// A container's children, held: callbacks run while they are visited and
-/// may change the container (a List or Dict they can reach), which must not
-/// free a child the copy still reads.
-type Children = Vec<(Option<Any>, Any)>;
+/// A container's children, borrowed in place (so a child the container
+/// alone holds is seen as unique, as TVM-FFI's hooks see it).
+type Children = Vec<(Option<TVMFFIAny>, TVMFFIAny)>;
 type Rebuilt = Option<Vec<(Option<Any>, Any)>>;
 
 fn owned((k, v): &(Option<TVMFFIAny>, TVMFFIAny)) -> Result<(Option<Any>, Any), Error> {
     Ok((k.as_ref().map(Any::from_view).transpose()?, Any::from_view(v)?))
+}
+
+/// What keeps a copied container's children alive while they are visited.
+struct Held {
+    /// The container itself.
+    _container: Any,
+    /// For a List or Dict, a reference to every child (and key) as well: callbacks
+    /// run while the children are visited and may change such a container
+    /// (one they can reach), which must not free a child the copy still
+    /// reads. An Array or Map cannot change, so its children stay borrowed.
+    _children: Vec<Any>,
 }
 
 /// Copy-on-write over a container's elements (or a map's values): the
@@ -65,37 +75,40 @@ fn owned((k, v): &(Option<TVMFFIAny>, TVMFFIAny)) -> Result<(Option<Any>, Any), 
 /// # Safety
 /// `value` must be a live Array, List, Map or Dict.
 pub(crate) unsafe fn copy_step<'a>(m: &'a MutatorRef, value: TVMFFIAny) -> Step<'a, Mutated> {
-    // Held while its children are borrowed.
-    let keep = attempt!(Any::from_view(&value));
-    // SAFETY: per the caller; `keep` holds the container while the views
-    // become references of their own.
-    let children = attempt!(unsafe { borrowed_children(&value) }.iter().map(owned).collect::<Result<Children, Error>>());
-    copy_child(m, keep, children, 0, None)
+    let container = attempt!(Any::from_view(&value));
+    // SAFETY: per the caller; `container` holds the container while the
+    // views are taken.
+    let children = unsafe { borrowed_children(&value) };
+    let mutable = matches!(value.type_index, ti::kTVMFFIList | ti::kTVMFFIDict);
+    let held_children = if mutable {
+        attempt!(children.iter().flat_map(|(k, v)| k.iter().chain(std::iter::once(v))).map(Any::from_view).collect())
+    } else {
+        Vec::new()
+    };
+    let index = value.type_index;
+    copy_child(m, (index, Held { _container: container, _children: held_children }), children, 0, None)
 }
 
-fn copy_child<'a>(m: &'a MutatorRef, keep: Any, children: Children, i: usize, out: Rebuilt) -> Step<'a, Mutated> {
-    let Some((_, child)) = children.get(i) else {
-        return Step::Done(rebuild(keep.type_index(), out));
+fn copy_child<'a>(m: &'a MutatorRef, held: (i32, Held), children: Children, i: usize, out: Rebuilt) -> Step<'a, Mutated> {
+    let Some(&(_, child)) = children.get(i) else {
+        return Step::Done(rebuild(held.0, out));
     };
-    // Copied children are never changed in place, so holding them does not
-    // change what happens to them.
-    let child = *child.as_raw();
     m.mutate_step(child, InplaceMode::Disallow).then(move |r| {
         let r = attempt!(r);
         let out = match out {
             Some(mut o) => {
-                let (k, v) = children[i].clone();
+                let (k, v) = attempt!(owned(&children[i]));
                 o.push((k, r.unwrap_or(v)));
                 Some(o)
             }
             None if keeps(&r, &child) => None,
             None => {
-                let mut o = children[..i].to_vec();
-                o.push((children[i].0.clone(), r.expect("changed")));
+                let mut o = attempt!(children[..i].iter().map(owned).collect::<Result<Vec<_>, Error>>());
+                o.push((attempt!(owned(&children[i])).0, r.expect("changed")));
                 Some(o)
             }
         };
-        copy_child(m, keep, children, i + 1, out)
+        copy_child(m, held, children, i + 1, out)
     })
 }
 
