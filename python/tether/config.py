@@ -13,55 +13,25 @@ name ``tvm_ffi`` (``find_package(tvm_ffi CONFIG)``).
 from __future__ import annotations
 
 import argparse
-import importlib.machinery
 import os
 import sys
 from typing import Optional
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
+from . import libinfo
 
 #: Environment variable naming the directory of TVM-FFI's C++ headers (the
-#: one holding ``tvm/ffi/`` and ``dlpack/``); read here and by the CMake package.
-TVM_FFI_INCLUDE_ENV = "TETHER_TVM_FFI_INCLUDE_DIR"
+#: one holding ``tvm/ffi/`` and ``dlpack/``); read by libinfo and the CMake package.
+TVM_FFI_INCLUDE_ENV = libinfo.TVM_FFI_INCLUDE_ENV
 
 
 def includedir() -> str:
     """tether's own headers (``<tether/...>``)."""
-    return os.path.join(_HERE, "include")
-
-
-def _holds_tvm_ffi_headers(path: str) -> bool:
-    return all(os.path.isfile(os.path.join(path, *rel)) for rel in
-               (("tvm", "ffi", "c_api.h"), ("tvm", "ffi", "function.h"), ("dlpack", "dlpack.h")))
+    return libinfo.find_include_path()
 
 
 def tvm_ffi_includedir() -> Optional[str]:
-    """The directory of TVM-FFI's C++ headers, or None when none is found.
-
-    ``$TETHER_TVM_FFI_INCLUDE_DIR`` when set (ValueError when it holds no
-    such headers: an explicit choice is never replaced by a guess), else
-    the ``include`` directory of the apache-tvm-ffi package installed on
-    ``sys.path``, found without importing it (``PathFinder`` looks past
-    tether's own ``tvm_ffi`` alias). Only the headers are used.
-    """
-    given = os.environ.get(TVM_FFI_INCLUDE_ENV, "")
-    if given:
-        path = os.path.abspath(given)
-        if not _holds_tvm_ffi_headers(path):
-            raise ValueError(f"{TVM_FFI_INCLUDE_ENV}={given!r} holds no TVM-FFI headers "
-                             "(tvm/ffi/c_api.h, tvm/ffi/function.h, dlpack/dlpack.h)")
-        return path
-    for root in _installed_tvm_ffi_roots():
-        path = os.path.join(root, "include")
-        if _holds_tvm_ffi_headers(path):
-            return path
-    return None
-
-
-def _installed_tvm_ffi_roots() -> list:
-    """The package directories of an apache-tvm-ffi installed on sys.path."""
-    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
-    return list(spec.submodule_search_locations or []) if spec else []
+    """The directory of TVM-FFI's C++ headers, or None (see ``libinfo.tvm_ffi_includedir``)."""
+    return libinfo.tvm_ffi_includedir()
 
 
 def _include_dirs() -> list:
@@ -73,14 +43,12 @@ def _include_dirs() -> list:
 
 
 def libdir() -> str:
-    return _HERE
+    return libinfo.package_dir()
 
 
 def _find_libdir() -> str:
     """The directory holding the core library (where ``find_libtvm_ffi`` finds it)."""
-    from .libinfo import find_libtvm_ffi
-
-    return os.path.dirname(find_libtvm_ffi())
+    return os.path.dirname(libinfo.find_libtvm_ffi())
 
 
 def libs() -> str:
@@ -88,8 +56,6 @@ def libs() -> str:
     serves as tvm_ffi (tvm-ffi-config's answer; the wheel's ``libtvm_ffi.so``
     resolves to the core), else ``-ltether_core``; on Windows the import
     library's path."""
-    from . import libinfo
-
     if sys.platform == "win32":
         return libinfo.find_windows_implib()
     name = os.path.basename(libinfo.find_libtvm_ffi())
@@ -109,42 +75,26 @@ def cflags() -> str:
 
 def dlpack_includedir() -> str:
     """The directory holding ``dlpack/dlpack.h`` (TVM-FFI's header directory)."""
-    found = tvm_ffi_includedir()
-    if found is None:
-        raise LookupError(_MISSING_HEADERS)
-    return found
+    return libinfo.find_dlpack_include_path()
 
 
 def libfiles() -> str:
     """The library a build links: the core (its import library on Windows)."""
-    from . import libinfo
-
     return libinfo.find_windows_implib() if sys.platform == "win32" else libinfo.find_libtvm_ffi()
 
 
 def cmakedir() -> str:
     """tether's CMake package directory (package name ``tvm_ffi``)."""
-    from . import libinfo
-
     return libinfo.find_cmake_path()
 
 
 def sourcedir() -> str:
-    from . import libinfo
-
     return libinfo.find_source_path()
 
 
 def cython_lib_path() -> str:
     """The compiled extension module (``tether._ffi``; tvm_ffi's option name)."""
-    from . import libinfo
-
     return libinfo.find_cython_lib()
-
-
-_MISSING_HEADERS = (
-    "TVM-FFI's C++ headers were not found: install apache-tvm-ffi beside tether (only its headers are "
-    f"used) or set {TVM_FFI_INCLUDE_ENV} to the directory holding tvm/ffi/ and dlpack/")
 
 
 def ldflags() -> str:

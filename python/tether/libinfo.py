@@ -18,13 +18,64 @@ import sys
 from pathlib import Path
 from typing import Callable, List, Optional, Union
 
-from . import config
+from .core.library import library_file_names
 
 __all__ = [
     "find_libtvm_ffi", "find_include_path", "find_dlpack_include_path", "include_paths", "find_cmake_path",
     "find_source_path", "find_python_helper_include_path", "find_cython_lib", "find_windows_implib",
     "load_lib_ctypes", "load_lib_module",
 ]
+
+
+#: Environment variable naming the directory of TVM-FFI's C++ headers (the
+#: one holding ``tvm/ffi/`` and ``dlpack/``); read here, by tether-config and by the CMake package.
+TVM_FFI_INCLUDE_ENV = "TETHER_TVM_FFI_INCLUDE_DIR"
+
+
+def _holds_tvm_ffi_headers(path: str) -> bool:
+    return all(os.path.isfile(os.path.join(path, *rel)) for rel in
+               (("tvm", "ffi", "c_api.h"), ("tvm", "ffi", "function.h"), ("dlpack", "dlpack.h")))
+
+
+def tvm_ffi_includedir() -> Optional[str]:
+    """The directory of TVM-FFI's C++ headers, or None when none is found.
+
+    ``$TETHER_TVM_FFI_INCLUDE_DIR`` when set (ValueError when it holds no
+    such headers: an explicit choice is never replaced by a guess), else
+    the ``include`` directory of the apache-tvm-ffi package installed on
+    ``sys.path``, found without importing it (``PathFinder`` looks past
+    tether's own ``tvm_ffi`` alias). Only the headers are used.
+    """
+    given = os.environ.get(TVM_FFI_INCLUDE_ENV, "")
+    if given:
+        path = os.path.abspath(given)
+        if not _holds_tvm_ffi_headers(path):
+            raise ValueError(f"{TVM_FFI_INCLUDE_ENV}={given!r} holds no TVM-FFI headers "
+                             "(tvm/ffi/c_api.h, tvm/ffi/function.h, dlpack/dlpack.h)")
+        return path
+    for root in _installed_tvm_ffi_roots():
+        path = os.path.join(root, "include")
+        if _holds_tvm_ffi_headers(path):
+            return path
+    return None
+
+
+def _installed_tvm_ffi_roots() -> list:
+    """The package directories of an apache-tvm-ffi installed on sys.path."""
+    import importlib.machinery
+
+    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
+    return list(spec.submodule_search_locations or []) if spec else []
+
+
+_MISSING_HEADERS = (
+    "TVM-FFI's C++ headers were not found: install apache-tvm-ffi beside tether (only its headers are "
+    f"used) or set {TVM_FFI_INCLUDE_ENV} to the directory holding tvm/ffi/ and dlpack/")
+
+
+def package_dir() -> str:
+    """The installed package's directory: the core library and the headers live here."""
+    return os.path.dirname(os.path.abspath(__file__))
 
 
 def _rel_top_directory() -> Path:
@@ -61,11 +112,7 @@ def _resolve_and_validate(paths: List[Path], cond: Callable[[Path], Union[bool, 
 
 
 def _library_file_names(target_name: str) -> tuple:
-    if sys.platform.startswith("win32"):
-        return (f"{target_name}.dll",)
-    if sys.platform.startswith("darwin"):
-        return (f"lib{target_name}.dylib", f"lib{target_name}.so")
-    return (f"lib{target_name}.so",)
+    return library_file_names(target_name)
 
 
 def _find_library_by_basename(package: str, target_name: str, extra_lib_paths: Optional[List[Path]] = None, *,
@@ -153,7 +200,7 @@ def _serving_library() -> Optional[Path]:
 
     if not is_providing_tvm_ffi():
         return None
-    path = Path(config.libdir()) / "libtvm_ffi.so"
+    path = Path(package_dir()) / "libtvm_ffi.so"
     return path if path.is_file() else None
 
 
@@ -165,9 +212,9 @@ def find_libtvm_ffi() -> str:
     if serving is not None:
         return str(serving.resolve())
     names = _library_file_names("tether_core")
-    found = _resolve_and_validate([Path(config.libdir()) / n for n in names], lambda p: p.is_file())
+    found = _resolve_and_validate([Path(package_dir()) / n for n in names], lambda p: p.is_file())
     if found is None:
-        raise RuntimeError(f"cannot find {' or '.join(names)} in {config.libdir()}")
+        raise RuntimeError(f"cannot find {' or '.join(names)} in {package_dir()}")
     return found
 
 
@@ -182,27 +229,27 @@ def find_windows_implib() -> str:
 
 def find_include_path() -> str:
     """The directory of tether's C and C++ headers."""
-    return config.includedir()
+    return os.path.join(package_dir(), "include")
 
 
 def find_dlpack_include_path() -> str:
     """The directory holding ``dlpack/dlpack.h``: TVM-FFI's header directory
-    (tether does not ship DLPack's header; see ``config.tvm_ffi_includedir``).
+    (tether does not ship DLPack's header; see ``tvm_ffi_includedir``).
     RuntimeError when none is found."""
-    try:
-        return config.dlpack_includedir()
-    except LookupError as err:
-        raise RuntimeError(str(err)) from None
+    found = tvm_ffi_includedir()
+    if found is None:
+        raise RuntimeError(_MISSING_HEADERS)
+    return found
 
 
 def find_python_helper_include_path() -> str:
     """The directory of ``tvm_ffi_python_helpers.h``, the C helpers a Python
     extension module uses to call FFI functions with Python values and to
     hand Python callables to the FFI (tether's include directory)."""
-    found = _resolve_and_validate([Path(config.includedir())],
+    found = _resolve_and_validate([Path(find_include_path())],
                                   lambda p: (p / "tvm_ffi_python_helpers.h").is_file())
     if found is None:
-        raise RuntimeError(f"cannot find tvm_ffi_python_helpers.h in {config.includedir()}")
+        raise RuntimeError(f"cannot find tvm_ffi_python_helpers.h in {find_include_path()}")
     return found
 
 

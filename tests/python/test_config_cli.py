@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from tether import config
+from tether import config, libinfo
 
 
 def _fake_headers(root):
@@ -58,13 +58,13 @@ def test_environment_variable_without_headers_is_an_error(tmp_path, monkeypatch,
 def test_installed_package_headers_are_found(tmp_path, monkeypatch):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
     _fake_headers(tmp_path / "tvm_ffi" / "include")
-    monkeypatch.setattr(config, "_installed_tvm_ffi_roots", lambda: [str(tmp_path / "tvm_ffi")])
+    monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [str(tmp_path / "tvm_ffi")])
     assert config.tvm_ffi_includedir() == str(tmp_path / "tvm_ffi" / "include")
 
 
 def test_missing_headers_name_what_to_install(monkeypatch, capsys):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
-    monkeypatch.setattr(config, "_installed_tvm_ffi_roots", lambda: [])
+    monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [])
     assert config.tvm_ffi_includedir() is None
     # Flags for tether's own headers still work without TVM-FFI's.
     assert config.main(["--cxxflags"]) == 0

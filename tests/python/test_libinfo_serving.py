@@ -116,7 +116,7 @@ def test_dlpack_directory_is_tvm_ffis_and_matches_the_flags():
 
 def test_missing_dlpack_headers_raise_runtime_error(monkeypatch):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
-    monkeypatch.setattr(config, "_installed_tvm_ffi_roots", lambda: [])
+    monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [])
     with pytest.raises(RuntimeError, match="apache-tvm-ffi"):
         libinfo.find_dlpack_include_path()
     assert libinfo.find_include_path() in libinfo.include_paths()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
+from .library import core_library
 from .tensor import Tensor
 
 __all__ = ["DLTensorTestWrapper"]
@@ -33,9 +34,7 @@ class _ExchangeAPI(ctypes.Structure):
 
 
 def _core_library() -> ctypes.CDLL:
-    from ..libinfo import find_libtvm_ffi
-
-    return ctypes.CDLL(find_libtvm_ffi())
+    return core_library()
 
 
 def _export(py_object: int, out) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
-from typing import Optional
+from typing import Any, Callable, Optional
 
 from .. import _ffi
 from .builtin_table import _builtin
@@ -181,11 +181,26 @@ def _method(fn: "Function", name: str = "method", doc: Optional[str] = None):
     return method
 
 
+# What makes a TypeInfo of a type index: type_info.py installs it when it
+# loads (it sits above this module -- TypeInfo reads field schemas, which
+# name Object -- and core/__init__ always loads it).
+_type_info_of_index: Optional[Callable[[int], Any]] = None
+
+
+def _install_type_info_maker(make: Callable[[int], Any]) -> None:
+    global _type_info_of_index  # noqa: PLW0603 - installed once, at import
+    _type_info_of_index = make
+
+
+def _type_info(type_index: int) -> Any:
+    if _type_info_of_index is None:
+        raise RuntimeError("tether.core.type_info is not loaded: import tether.core first")
+    return _type_info_of_index(type_index)
+
+
 def _attach_static_aware(cls: type, type_index: int) -> None:
     """Reattach methods marked static by the core as static methods."""
-    from .type_info import TypeInfo
-
-    for m in TypeInfo(type_index).methods:
+    for m in _type_info(type_index).methods:
         if m.is_static and m.name in cls.__dict__:
             setattr(cls, m.name, m.as_callable(cls))
 
@@ -219,9 +234,7 @@ def _fallback_class(type_index: int) -> type:
         cls = type(name, (parent,), {"__slots__": (), "__module__": module or "tether.core", "__qualname__": key,
                                      "__doc__": doc})
         _register_class(type_index, cls)
-        from .type_info import type_info_of_index
-
-        cls.__tvm_ffi_type_info__ = type_info_of_index(type_index)
+        cls.__tvm_ffi_type_info__ = _type_info(type_index)
         return cls
 
 
@@ -248,9 +261,7 @@ def register_object(type_key: Optional[str] = None, *, init: bool = True):
         if index is None:
             raise ValueError(f"Cannot find object type index for {key}")
         _register_class(index, cls)
-        from .type_info import type_info_of_index
-
-        cls.__tvm_ffi_type_info__ = type_info_of_index(index)
+        cls.__tvm_ffi_type_info__ = _type_info(index)
         if init and "__init__" not in cls.__dict__:
             ffi_init = _ffi.type_attr(index, "__ffi_init__")
             if ffi_init is not None:

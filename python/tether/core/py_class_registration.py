@@ -19,7 +19,8 @@ from typing import Any, Dict, List, Optional
 from .. import _ffi
 from .builtin_table import _builtin
 from .object import _register_class
-from .type_info import TypeField, TypeInfo, _forget_type_info, _remember_type_info
+from .sentinels import MISSING
+from .type_info import TypeField, TypeInfo, _forget_type_info, _install_field_registrar, _remember_type_info
 
 __all__ = []
 
@@ -54,12 +55,9 @@ _BY_KEY: Dict[str, TypeInfo] = {}
 
 
 def _is_missing(value: Any) -> bool:
-    """Whether ``value`` is "no value": the core's MISSING or the
-    dataclasses' sentinel."""
-    from ..dataclasses.missing import MISSING as dataclass_missing
-    from .sentinels import MISSING
-
-    return value is MISSING or value is dataclass_missing
+    """Whether ``value`` is "no value": the core's MISSING (the one
+    sentinel ``tether.dataclasses.MISSING`` also names)."""
+    return value is MISSING
 
 
 def _register_py_class(parent_type_info: TypeInfo, type_key: str, type_cls: type) -> TypeInfo:
@@ -236,9 +234,27 @@ def _record_class_fields(type_info: TypeInfo, fields: List[Any]) -> None:
     inherited: tuple = ()
     if parent_cls is not None:
         if "__tether_fields__" not in parent_cls.__dict__ and parent.type_index != _OBJECT_INDEX:
-            from ..dataclasses.c_class import native_fields
-
-            parent_cls.__tether_fields__ = tuple(native_fields(parent_cls))
+            if _native_fields is None:
+                raise RuntimeError("tether.dataclasses is not loaded: import tether first")
+            parent_cls.__tether_fields__ = tuple(_native_fields(parent_cls))
         inherited = tuple(getattr(parent_cls, "__tether_fields__", ()))
     cls.__tether_fields__ = inherited + tuple(fields)
     cls.__tether_own_fields__ = tuple(fields)
+
+
+# The Field records of a natively registered parent class, from the
+# dataclasses layer (c_class), installed when it loads.
+_native_fields: Optional[Any] = None
+
+
+def _install_native_fields(find: Any) -> None:
+    global _native_fields  # noqa: PLW0603 - installed once, at import
+    _native_fields = find
+
+
+def _register_and_record_fields(type_info: TypeInfo, fields: List[Any], structure_kind: Optional[int]) -> None:
+    type_info.fields = _register_fields(type_info, fields, structure_kind)
+    _record_class_fields(type_info, fields)
+
+
+_install_field_registrar(_register_and_record_fields)

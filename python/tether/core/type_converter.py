@@ -25,6 +25,7 @@ from typing import Any, Callable, Optional
 
 from .. import _ffi
 from .any_value import CAny
+from .builtin_table import _builtin
 from .converter import _OPAQUE_PTR_HANDLERS
 from .device import Device
 from .dtype import DataType
@@ -420,15 +421,11 @@ def _convert_mapping(conv, value, target, make):
 
 
 def _convert_map(conv, value):
-    from .. import _ffi_api
-
-    return _convert_mapping(conv, value, _containers()[2], _ffi_api.Map)
+    return _convert_mapping(conv, value, _containers()[2], _builtin("ffi.Map"))
 
 
 def _convert_dict(conv, value):
-    from .. import _ffi_api
-
-    return _convert_mapping(conv, value, _containers()[3], _ffi_api.Dict)
+    return _convert_mapping(conv, value, _containers()[3], _builtin("ffi.Dict"))
 
 
 # ---- Optional and Union ------------------------------------------------------------
@@ -452,16 +449,12 @@ def _convert_union(conv, value):
 # ---- object types ------------------------------------------------------------------
 
 
-def _registered_class_has_base(type_index: int, base_name: str) -> bool:
-    """Whether the class registered for ``type_index`` derives from the
-    dataclasses enum base ``base_name`` (IntEnum/StrEnum)."""
-    cls = _ffi.registered_class(type_index)
-    if cls is None:
-        return False
-    from ..dataclasses import enum as enum_module
-
-    base = getattr(enum_module, base_name, None)
-    return base is not None and isinstance(cls, type) and issubclass(cls, base)
+def _derives_from(type_index: int, base_key: str) -> bool:
+    """Whether the native type ``type_index`` is, or derives from, the type
+    ``base_key`` (``ffi.IntEnum``/``ffi.StrEnum``: enums convert from
+    their payloads, however their class was declared)."""
+    base = _ffi.type_key_to_index(base_key)
+    return base is not None and (type_index == base or base in _ffi.type_info(type_index)["ancestors"])
 
 
 def _packed_index(value) -> int:
@@ -546,9 +539,9 @@ def _checked_arg(schema) -> Optional[_TypeConverter]:
 
 
 def _object_converter(type_index: int, hint: str) -> _TypeConverter:
-    if _registered_class_has_base(type_index, "IntEnum"):
+    if _derives_from(type_index, "ffi.IntEnum"):
         dispatch = _convert_int_enum
-    elif _registered_class_has_base(type_index, "StrEnum"):
+    elif _derives_from(type_index, "ffi.StrEnum"):
         dispatch = _convert_str_enum
     else:
         dispatch = _convert_object

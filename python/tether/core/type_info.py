@@ -9,6 +9,8 @@ import json
 from typing import Any, Optional
 
 from .. import _ffi
+from .object import _install_type_info_maker
+from .type_metadata import native_total_size
 
 __all__ = ["TypeInfo", "TypeField", "TypeMethod", "type_info_of_index", "type_info_of_class"]
 
@@ -141,10 +143,11 @@ class TypeField:
     def as_property(self, cls: type):
         if self._py_field is not None:
             # Writes go through the core's converting setter; frozen
-            # fields refuse plain assignment.
-            from ..dataclasses.field_property import FieldProperty
-
-            return FieldProperty(self.name, self.descriptor, None, self.frozen, self._py_field, self.doc)
+            # fields refuse plain assignment (the dataclasses layer's
+            # FieldProperty, installed below through a hook).
+            if _field_property is None:
+                raise RuntimeError("tether.dataclasses is not loaded: import tether first")
+            return _field_property(self.name, self.descriptor, None, self.frozen, self._py_field, self.doc)
         return self.descriptor
 
     def __repr__(self) -> str:
@@ -220,17 +223,13 @@ class TypeInfo:
     @property
     def _has_type_metadata(self) -> bool:
         """Whether the registry records native size metadata for this type."""
-        from ..dataclasses.gen_abi_cpp import _native_total_size
-
-        return _native_total_size(self.type_index) is not None
+        return native_total_size(self.type_index) is not None
 
     @property
     def total_size(self) -> int:
         """Object size in bytes (header and fields): the registry's
         metadata when it has one, else laid out from the fields."""
-        from ..dataclasses.gen_abi_cpp import _native_total_size
-
-        recorded = _native_total_size(self.type_index)
+        recorded = native_total_size(self.type_index)
         if recorded is not None:
             return recorded
         known = self.__dict__.get("_py_total_size")
@@ -245,12 +244,11 @@ class TypeInfo:
     def _register_fields(self, fields: list, structure_kind: Optional[int] = None) -> None:
         """Register the fields of a type allocated by ``_register_py_class``
         (once) and read back the methods the core added."""
-        from .py_class_registration import _record_class_fields, _register_fields
-
+        if _field_registrar is None:
+            raise RuntimeError("tether.core.py_class_registration is not loaded: import tether.core first")
         assert self.fields is None, f"_register_fields already called for {self.type_key!r}"
         fields = list(fields)
-        self.fields = _register_fields(self, fields, structure_kind)
-        _record_class_fields(self, fields)
+        _field_registrar(self, fields, structure_kind)
         self._read_back_methods()
 
     def _register_py_methods(self, py_methods: Optional[list] = None, type_attr_names: frozenset = frozenset()) -> None:
@@ -277,6 +275,25 @@ class TypeInfo:
 
 
 _infos: dict = {}
+
+# Services of the layers above, installed when they load (this module
+# names none of them): registering a Python-defined type's fields with the
+# core (py_class_registration), and the class attribute of such a field
+# (dataclasses.field_property.FieldProperty).
+_field_registrar: Optional[Any] = None
+_field_property: Optional[Any] = None
+
+
+def _install_field_registrar(register: Any) -> None:
+    """``register(type_info, fields, structure_kind)`` registers the fields
+    with the core, sets ``type_info.fields`` and records them on the class."""
+    global _field_registrar  # noqa: PLW0603 - installed once, at import
+    _field_registrar = register
+
+
+def _install_field_property(make: Any) -> None:
+    global _field_property  # noqa: PLW0603 - installed once, at import
+    _field_property = make
 
 
 def type_info_of_index(type_index: int) -> Optional[TypeInfo]:
@@ -335,3 +352,6 @@ def _lookup_or_register_type_info_from_type_key(type_key: str) -> TypeInfo:
     if index is None:
         raise ValueError(f"Cannot find type index for type key {type_key!r}")
     return type_info_of_index(index)
+
+
+_install_type_info_maker(type_info_of_index)

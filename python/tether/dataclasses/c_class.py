@@ -25,6 +25,7 @@ from .field_property import FieldProperty
 from .field_types import field_type_of
 from .py_methods import TYPE_ATTR_NAMES
 from .missing import MISSING
+from ..core.py_class_registration import _install_native_fields
 from ..core.type_info import _field_default
 
 __all__ = ["c_class", "native_fields"]
@@ -139,6 +140,10 @@ def native_fields(cls: type) -> list:
         elif "__tether_type_index__" in klass.__dict__ and klass is not core.Object:
             found.extend(f for f, _ in _fields_of(klass.__dict__["__tether_type_index__"], {}, False))
     return found
+
+
+# The core reads a natively registered parent's Field records through it.
+_install_native_fields(native_fields)
 
 
 def _install_type_attr_hooks(cls: type, index: int) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import _ffi
+from ..core.type_info import _install_field_property
 from .field_types import FieldType
 
 __all__ = ["FieldProperty"]
@@ -60,3 +61,7 @@ class FieldProperty(_ffi.FieldDescriptor):
 # Reads stay native: the subclass gets the base's C read slot (it defines
 # no __get__ of its own).
 _ffi.install_field_get(FieldProperty)
+
+
+# The core builds the class attribute of a Python-defined field with it.
+_install_field_property(FieldProperty)

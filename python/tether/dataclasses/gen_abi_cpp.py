@@ -21,7 +21,6 @@ guessed.
 
 from __future__ import annotations
 
-import ctypes
 import fnmatch
 import json
 import re
@@ -31,6 +30,7 @@ from itertools import groupby
 from typing import Any, NamedTuple, Optional
 
 from ..core import TypeInfo, TypeSchema, _lookup_or_register_type_info_from_type_key, _object_type_key_to_index
+from ..core.type_metadata import native_total_size
 from ..registry import get_registered_type_keys
 
 __all__ = ["gen_abi_cpp"]
@@ -196,52 +196,10 @@ def _lineage(info: TypeInfo) -> list:
     return chain[::-1]
 
 
-class _TypeMetadata(ctypes.Structure):
-    _fields_ = [
-        ("doc_data", ctypes.c_void_p),
-        ("doc_size", ctypes.c_size_t),
-        ("creator", ctypes.c_void_p),
-        ("total_size", ctypes.c_int32),
-        ("structural_eq_hash_kind", ctypes.c_int32),
-    ]
-
-
-class _TypeInfoHead(ctypes.Structure):
-    """The leading members of the core's ``TVMFFITypeInfo`` record."""
-
-    _fields_ = [
-        ("type_index", ctypes.c_int32),
-        ("type_depth", ctypes.c_int32),
-        ("type_key_data", ctypes.c_void_p),
-        ("type_key_size", ctypes.c_size_t),
-        ("type_ancestors", ctypes.c_void_p),
-        ("type_key_hash", ctypes.c_uint64),
-        ("num_fields", ctypes.c_int32),
-        ("num_methods", ctypes.c_int32),
-        ("fields", ctypes.c_void_p),
-        ("methods", ctypes.c_void_p),
-        ("metadata", ctypes.POINTER(_TypeMetadata)),
-    ]
-
-
-_core_get_type_info: Any = None
-
-
 def _native_total_size(type_index: int) -> Optional[int]:
     """The total object size the registry records for ``type_index``, or
     None when the type has no size metadata."""
-    global _core_get_type_info  # noqa: PLW0603 - looked up once
-    if _core_get_type_info is None:
-        from ..libinfo import find_libtvm_ffi  # noqa: PLC0415
-
-        getter = ctypes.CDLL(find_libtvm_ffi()).TVMFFIGetTypeInfo
-        getter.restype = ctypes.POINTER(_TypeInfoHead)
-        getter.argtypes = [ctypes.c_int32]
-        _core_get_type_info = getter
-    record = _core_get_type_info(type_index)
-    if not record or not record.contents.metadata:
-        return None
-    return int(record.contents.metadata.contents.total_size)
+    return native_total_size(type_index)
 
 
 def _has_type_metadata(info: TypeInfo) -> bool:
