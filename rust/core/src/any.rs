@@ -175,6 +175,18 @@ impl Any {
         }
     }
 
+    /// The object this value holds, taking over the value's reference (no
+    /// count change); the value itself back when it holds no object.
+    pub fn into_object(self) -> Result<ObjectRef, Any> {
+        if !is_object_index(self.0.type_index) {
+            return Err(self);
+        }
+        let raw = self.into_raw();
+        // SAFETY: module invariant: object indices carry a live v_obj, and
+        // the value owned one reference, now the ObjectRef's.
+        Ok(unsafe { ObjectRef::from_raw_owned(NonNull::new_unchecked(raw.value.v_obj)) })
+    }
+
     /// The object this value holds, with a new reference.
     pub fn as_object(&self) -> Option<ObjectRef> {
         if is_object_index(self.0.type_index) {

@@ -152,7 +152,7 @@ impl Equal {
     }
 
     fn run(&mut self, lhs: &Any, rhs: &Any, stack: &mut Vec<Frame>) -> Result<bool, Error> {
-        let mut done = match self.start(lhs, rhs)? {
+        let mut done = match self.start(lhs.clone(), rhs.clone())? {
             Started::Decided(ok) => return Ok(ok),
             Started::Open(frame) => {
                 stack.push(frame);
@@ -171,7 +171,7 @@ impl Equal {
                 Some(ok) => Some(ok),
                 None => match self.next_pair(top)? {
                     Next::Pair(l, r) => {
-                        match self.start(&l, &r)? {
+                        match self.start(l, r)? {
                             Started::Decided(ok) => done = Some(ok),
                             Started::Open(frame) => stack.push(frame),
                         }
@@ -188,13 +188,21 @@ impl Equal {
     }
 
     /// Decide a pair that opens no frame, or open its frame (entering both
-    /// sides on their paths when they can close a cycle).
-    fn start(&mut self, lhs: &Any, rhs: &Any) -> Result<Started, Error> {
-        if let Some(ok) = leaf_equal(lhs, rhs) {
+    /// sides on their paths when they can close a cycle). Takes the values
+    /// so that their object references move into the frame (no count up
+    /// and down).
+    fn start(&mut self, lhs: Any, rhs: Any) -> Result<Started, Error> {
+        if let Some(ok) = leaf_equal(&lhs, &rhs) {
             return Ok(Started::Decided(ok));
         }
         let li = lhs.type_index();
-        let (lo, ro) = (lhs.as_object().expect("object index"), rhs.as_object().expect("object index"));
+        if li == ti::kTVMFFIBigInt {
+            let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
+            return Ok(Started::Decided(words(&lhs)? == words(&rhs)?));
+        }
+        let (Ok(lo), Ok(ro)) = (lhs.into_object(), rhs.into_object()) else {
+            unreachable!("leaf_equal took every pair of one non-object type")
+        };
         let cycle = if can_close_cycle(li) {
             let (la, ra) = (lo.as_ptr() as usize, ro.as_ptr() as usize);
             // One probe per side enters it; a side entered only for a
@@ -215,7 +223,7 @@ impl Equal {
         } else {
             None
         };
-        let task = self.open(li, lhs, rhs, lo, ro);
+        let task = self.open(li, lo, ro);
         let frame = Frame { task: match task {
             Ok(t) => t,
             Err(e) => {
@@ -229,14 +237,10 @@ impl Equal {
         Ok(Started::Open(frame))
     }
 
-    /// The task of comparing two objects of type index `li`.
-    fn open(&mut self, li: i32, lhs: &Any, rhs: &Any, lo: ObjectRef, ro: ObjectRef) -> Result<Task, Error> {
+    /// The task of comparing two objects of type index `li` (strings,
+    /// bytes and BigInts were decided by `start`).
+    fn open(&mut self, li: i32, lo: ObjectRef, ro: ObjectRef) -> Result<Task, Error> {
         Ok(match li {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes => Task::Decided(lhs.view().str_bytes() == rhs.view().str_bytes()),
-            ti::kTVMFFIBigInt => {
-                let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
-                Task::Decided(words(lhs)? == words(rhs)?)
-            }
             ti::kTVMFFIArray | ti::kTVMFFIList => self.open_sequence(SeqItems::of(li, lo)?, SeqItems::of(li, ro)?),
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let (a, b) = (MapLike::from_object(lo)?, MapLike::from_object(ro)?);

@@ -142,7 +142,7 @@ impl Hasher {
     }
 
     fn run(&mut self, root: &Any, stack: &mut Vec<Frame>) -> Result<u64, Error> {
-        let mut done = match self.start(root)? {
+        let mut done = match self.start(root.clone())? {
             Started::Hashed(h) => return Ok(h),
             Started::Open(frame) => {
                 stack.push(frame);
@@ -157,7 +157,7 @@ impl Hasher {
                 self.accept(top, h);
             }
             match self.next_child(top)? {
-                Some(child) => match self.start(&child)? {
+                Some(child) => match self.start(child)? {
                     Started::Hashed(h) => done = Some(h),
                     Started::Open(frame) => stack.push(frame),
                 },
@@ -170,13 +170,17 @@ impl Hasher {
     }
 
     /// Hash a value that opens no frame, or open its frame (entering it on
-    /// the path when it can close a cycle).
-    fn start(&mut self, value: &Any) -> Result<Started, Error> {
-        if let Some(h) = leaf_hash(value) {
+    /// the path when it can close a cycle). Takes the value so that its
+    /// object reference moves into the frame (no count up and down).
+    fn start(&mut self, value: Any) -> Result<Started, Error> {
+        if let Some(h) = leaf_hash(&value) {
             return Ok(Started::Hashed(h));
         }
         let index = value.type_index();
-        let obj = value.as_object().expect("object index");
+        if index == ti::kTVMFFIBigInt {
+            return Ok(Started::Hashed(big_int_hash(&value)?));
+        }
+        let Ok(obj) = value.into_object() else { unreachable!("leaf_hash took every non-object") };
         let cycle = if can_close_cycle(index) {
             let addr = obj.as_ptr() as usize;
             if let Some(up) = self.path.enter_or_back_reference(addr) {
@@ -189,7 +193,7 @@ impl Hasher {
         } else {
             None
         };
-        let task = match self.open(index, value, obj) {
+        let task = match self.open(index, obj) {
             Ok(task) => task,
             Err(e) => {
                 self.leave(cycle);
@@ -214,10 +218,9 @@ impl Hasher {
 
     /// The task of hashing an object value of type `index` (entered when
     /// it can close a cycle): its hash when there is nothing to descend.
-    fn open(&mut self, index: i32, value: &Any, obj: ObjectRef) -> Result<Task, Error> {
+    /// (Strings, bytes and BigInts were hashed by `start`.)
+    fn open(&mut self, index: i32, obj: ObjectRef) -> Result<Task, Error> {
         Ok(match index {
-            ti::kTVMFFIStr | ti::kTVMFFIBytes => Task::Hashed(pod_hash(value)),
-            ti::kTVMFFIBigInt => Task::Hashed(big_int_hash(value)?),
             ti::kTVMFFIArray | ti::kTVMFFIList => {
                 let items = SeqItems::of(index, obj)?;
                 let h = hash_combine(super::type_index_key_hash(index), items.as_slice().len() as u64);
