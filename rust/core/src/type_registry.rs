@@ -168,7 +168,9 @@ impl Registry {
             strings: Vec::new(),
             owned: Vec::new(),
         });
-        entry.info.type_key = TVMFFIByteArray::from_slice(&entry.key);
+        let key_text = nul_terminated(&entry.key);
+        entry.info.type_key = TVMFFIByteArray::from_slice(&key_text[..entry.key.len()]);
+        entry.strings.push(key_text);
         entry.info.type_ancestors = entry.ancestors.as_ptr();
         let slot = index as usize;
         if self.entries.len() <= slot {
@@ -178,6 +180,15 @@ impl Registry {
         self.entries[slot] = Some(entry);
         Ok(index)
     }
+}
+
+/// `text` followed by a NUL: TVM-FFI's registry keeps names and docs in
+/// `std::string`s, so C code may read a type info's byte arrays as C strings.
+fn nul_terminated(text: &[u8]) -> Box<[u8]> {
+    let mut v = Vec::with_capacity(text.len() + 1);
+    v.extend_from_slice(text);
+    v.push(0);
+    v.into_boxed_slice()
 }
 
 impl TypeEntry {
@@ -194,8 +205,9 @@ impl TypeEntry {
     fn keep_bytes(&mut self, b: &TVMFFIByteArray) -> TVMFFIByteArray {
         // SAFETY: registration records come from callers that pass valid
         // byte arrays (checked non-NULL by the C ABI layer).
-        let owned: Box<[u8]> = unsafe { byte_slice(b) }.into();
-        let out = TVMFFIByteArray::from_slice(&owned);
+        let text = unsafe { byte_slice(b) };
+        let owned = nul_terminated(text);
+        let out = TVMFFIByteArray::from_slice(&owned[..text.len()]);
         self.strings.push(owned);
         out
     }

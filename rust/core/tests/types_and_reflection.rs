@@ -281,3 +281,24 @@ fn field_records_stay_valid_while_later_fields_register() -> Result<(), Error> {
     assert_eq!(find_field(index, "f199").unwrap().offset, 24 + 8 * 199);
     Ok(())
 }
+
+#[test]
+fn registered_names_are_c_strings() {
+    // TVM-FFI keeps type keys and field names in std::strings: C code may
+    // read a type info's byte arrays as NUL-terminated strings.
+    let info = tether_core::type_registry::type_info(tether_core::abi::type_index::kTVMFFIArray).expect("ffi.Array is registered");
+    // SAFETY: the registry keeps the key and its NUL alive for the process.
+    let key = unsafe { std::slice::from_raw_parts(info.type_key.data as *const u8, info.type_key.size + 1) };
+    assert_eq!(key, b"ffi.Array\0");
+    let index = tether_core::type_registry::key_to_index(b"ffi.reflection.AccessStep").expect("registered at start-up");
+    let info = tether_core::type_registry::type_info(index).unwrap();
+    assert!(info.num_fields > 0);
+    for i in 0..info.num_fields as usize {
+        // SAFETY: `num_fields` records follow `fields`, each name followed by its NUL.
+        let name = unsafe {
+            let f = &*info.fields.add(i);
+            std::slice::from_raw_parts(f.name.data as *const u8, f.name.size + 1)
+        };
+        assert_eq!(name.last(), Some(&0u8), "field {i} of ffi.reflection.AccessStep");
+    }
+}
