@@ -120,3 +120,26 @@ def test_deeply_nested_list_does_not_crash():
         v = tether.convert([v]) if v is not None else tether.convert([])
     assert g("ffi.StructuralEqual")(v, g("ffi.DeepCopy")(v), False, False)
     assert isinstance(g("ffi.StructuralHash")(v, False, False), int)
+
+
+def test_maps_compare_by_key_whatever_their_order():
+    # Maps built in one order are matched position by position, others by
+    # lookup; both must give the same answers and the same first mismatch.
+    items = [(f"k{i}", [i, str(i)]) for i in range(40)] + [(i, i * 2) for i in range(40)]
+    a = tether.Map(dict(items))
+    same_order = tether.Map(dict(items))
+    reversed_order = tether.Map(dict(reversed(items)))
+    assert tether.structural_equal(a, same_order)
+    assert tether.structural_equal(a, reversed_order)
+    assert tether.structural_hash(a) == tether.structural_hash(reversed_order)
+    for other in (dict(items), dict(reversed(items))):
+        other = dict(other)
+        other["k7"] = [7, "x"]
+        changed = tether.Map(other)
+        assert not tether.structural_equal(a, changed)
+        lhs, rhs = tether.get_first_structural_mismatch(a, changed)
+        assert str(lhs) == str(rhs) == '<root>["k7"][1]'
+    renamed = dict(items)
+    renamed["other"] = renamed.pop("k3")
+    lhs, rhs = tether.get_first_structural_mismatch(a, tether.Map(renamed))
+    assert (str(lhs), str(rhs)) == ('<root>["k3"]', '<root>[<missing:"k3">]')

@@ -84,6 +84,12 @@ fn is_bytes(index: i32) -> bool {
     matches!(index, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes)
 }
 
+/// Map keys whose positional match stands for a lookup: ints and strings
+/// (compared by value, bound to nothing).
+fn is_plain_key(key: &Any) -> bool {
+    matches!(key.type_index(), ti::kTVMFFIInt | ti::kTVMFFIStr | ti::kTVMFFISmallStr)
+}
+
 /// The result for a pair decided without descending: different types,
 /// PODs, strings and bytes (None for other objects of one type).
 #[inline]
@@ -247,7 +253,13 @@ impl Equal {
                 if a.len() != b.len() && !self.trace {
                     Task::Decided(false)
                 } else {
-                    Task::Map(Box::new(MapTask { items: a.items(), a, b, next: 0, keys: None }))
+                    // Two Maps (immutable) of one size: the rhs pairs in
+                    // order too, for the positional match in `next_pair`.
+                    let b_items = match (&a, &b) {
+                        (MapLike::Map(_), MapLike::Map(_)) if a.len() == b.len() => b.items(),
+                        _ => Vec::new(),
+                    };
+                    Task::Map(Box::new(MapTask { items: a.items(), b_items, a, b, next: 0, keys: None }))
                 }
             }
             ti::kTVMFFITensor if lo.same_as(&ro) => Task::Decided(true),
@@ -340,15 +352,31 @@ impl Equal {
                 Ok(Next::Decided(false))
             }
             Task::Map(m) => {
-                let MapTask { items, a, b, next, keys } = &mut **m;
+                let MapTask { items, b_items, a, b, next, keys } = &mut **m;
                 while let Some((k, v)) = items.get(*next) {
+                    let i = *next;
                     *next += 1;
-                    let rk = self.map_through(k, true);
-                    let Some(rv) = b.get(&rk) else {
-                        if self.trace {
-                            self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item_missing(rk))?;
+                    // Maps built alike hold their keys in the same order: an
+                    // int or string key equal to the rhs key at the same
+                    // position is the one a lookup would find (keys are
+                    // unique, and such keys map through no binding), so its
+                    // value is taken without hashing the key.
+                    let positional = b_items
+                        .get(i)
+                        .filter(|(bk, _)| is_plain_key(k) && leaf_equal(k, bk) == Some(true))
+                        .map(|(_, bv)| bv.clone());
+                    let (rk, rv) = match positional {
+                        Some(rv) => (k.clone(), rv),
+                        None => {
+                            let rk = self.map_through(k, true);
+                            let Some(rv) = b.get(&rk) else {
+                                if self.trace {
+                                    self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item_missing(rk))?;
+                                }
+                                return Ok(Next::Decided(false));
+                            };
+                            (rk, rv)
                         }
-                        return Ok(Next::Decided(false));
                     };
                     // Leaf values are decided here, as for sequences.
                     match leaf_equal(v, &rv) {
@@ -540,6 +568,9 @@ enum Task {
 /// being compared.
 struct MapTask {
     items: Vec<(Any, Any)>,
+    /// The rhs pairs in order when both sides are Maps of one size (else
+    /// empty).
+    b_items: Vec<(Any, Any)>,
     a: MapLike,
     b: MapLike,
     next: usize,
