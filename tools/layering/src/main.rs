@@ -71,6 +71,14 @@ pub fn check_crate(
     }
     let graph = dependency_graph::build(files, &uses);
     let shown = |i: usize| graph.files[i].path.display().to_string();
+    let module_name = |i: usize| {
+        let module = &graph.files[i].module;
+        if module.is_empty() {
+            "the crate root".to_string()
+        } else {
+            module.join("::")
+        }
+    };
     let mut report = Vec::new();
     let (violations, unlisted) = dependency_graph::layer_violations(&graph, layers);
     for module in unlisted {
@@ -85,7 +93,7 @@ pub fn check_crate(
             shown(v.edge.from),
             v.edge.line,
             v.from_layer,
-            graph.files[v.edge.to].module.join("::"),
+            module_name(v.edge.to),
             v.to_layer
         ));
     }
@@ -97,7 +105,7 @@ pub fn check_crate(
                 .edges
                 .iter()
                 .filter(|e| e.from == file && members.contains(&e.to))
-                .map(|e| format!("{} (line {})", graph.files[e.to].module.join("::"), e.line))
+                .map(|e| format!("{} (line {})", module_name(e.to), e.line))
                 .collect();
             block.push_str(&format!("\n  {} -> {}", shown(file), inside.join(", ")));
         }
