@@ -146,7 +146,13 @@ def _transform(root: Any, expand: Callable[[Any], tuple], what: str) -> Any:
         stack[-1][3].append(result)
 
 
-def _asdict_expand(factory: Callable) -> Callable[[Any], tuple]:
+def _expander(build_map: Callable[[list], Any], build_instance: Callable[[list, list], Any]) -> Callable:
+    """How ``asdict``/``astuple`` take a value apart: FFI arrays become lists,
+    FFI maps ``build_map(pairs)``, dataclass instances
+    ``build_instance(field_names, values)``; Python containers keep their
+    type (a namedtuple its fields, a ``defaultdict`` its factory); any other
+    value is deep-copied."""
+
     def expand(obj: Any) -> tuple:
         t = type(obj)
         if t in _ATOMIC:
@@ -154,38 +160,10 @@ def _asdict_expand(factory: Callable) -> Callable[[Any], tuple]:
         if isinstance(obj, (container.Array, container.List)):
             return None, list(obj), list
         if isinstance(obj, (container.Map, container.Dict)):
-            return None, _flat_items(obj), lambda flat: factory(_pairs(flat))
+            return None, _flat_items(obj), lambda flat: build_map(_pairs(flat))
         if _is_instance(obj):
             names = [f.name for f in fields(obj)]
-            return None, [getattr(obj, n) for n in names], lambda values: factory(list(zip(names, values)))
-        if t is list:
-            return None, obj, list
-        if t is dict:
-            return None, _flat_items(obj), lambda flat: dict(_pairs(flat))
-        if t is tuple:
-            return None, list(obj), tuple
-        if isinstance(obj, tuple) and hasattr(obj, "_fields"):
-            return None, list(obj), lambda values: t(*values)
-        if isinstance(obj, (list, tuple)):
-            return None, list(obj), t
-        if isinstance(obj, dict):
-            return None, _flat_items(obj), lambda flat: _rebuild_mapping(t, obj, flat)
-        return _LEAF, copy.deepcopy(obj)
-
-    return expand
-
-
-def _astuple_expand(factory: Callable) -> Callable[[Any], tuple]:
-    def expand(obj: Any) -> tuple:
-        t = type(obj)
-        if t in _ATOMIC:
-            return _LEAF, obj
-        if isinstance(obj, (container.Array, container.List)):
-            return None, list(obj), list
-        if isinstance(obj, (container.Map, container.Dict)):
-            return None, _flat_items(obj), lambda flat: dict(_pairs(flat))
-        if _is_instance(obj):
-            return None, [getattr(obj, f.name) for f in fields(obj)], factory
+            return None, [getattr(obj, n) for n in names], lambda values: build_instance(names, values)
         if isinstance(obj, tuple) and hasattr(obj, "_fields"):
             return None, list(obj), lambda values: t(*values)
         if isinstance(obj, (list, tuple)):
@@ -198,11 +176,11 @@ def _astuple_expand(factory: Callable) -> Callable[[Any], tuple]:
 
 
 def _asdict_inner(obj: Any, factory: Callable) -> Any:
-    return _transform(obj, _asdict_expand(factory), "asdict")
+    return _transform(obj, _expander(factory, lambda names, values: factory(list(zip(names, values)))), "asdict")
 
 
 def _astuple_inner(obj: Any, factory: Callable) -> Any:
-    return _transform(obj, _astuple_expand(factory), "astuple")
+    return _transform(obj, _expander(dict, lambda names, values: factory(values)), "astuple")
 
 
 def asdict(obj: Any, *, dict_factory: Callable = dict) -> Any:
