@@ -1,0 +1,75 @@
+//! Reading and updating an `ffi.Error`'s cell from Python: its kind and
+//! message, its backtrace (and replacing or extending it, through the
+//! cell's own `update_backtrace`, as a Python traceback joins it), and the
+//! payload in `extra_context`.
+//!
+//! Invariant: every function checks that the handle is a live `ffi.Error`
+//! before reading the cell that follows its object header.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use tether_sys::abi::{type_index as ti, TVMFFIErrorCell, TVMFFIObject};
+use tether_sys::TVMFFIObjectIncRef;
+
+use crate::convert::wrapper_access::handle_of;
+use crate::convert::owned_any::OwnedAny;
+use crate::core_link::byte_array;
+use crate::convert::registry;
+use crate::convert::wrapper_access::wrapper;
+
+/// The Error cell of a wrapper, or TypeError for any other object.
+fn cell<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<(*mut TVMFFIObject, &'a TVMFFIErrorCell)> {
+    let h = handle_of(wrapper(obj)?)?;
+    // SAFETY: live handle (the wrapper owns +1 while `obj` is borrowed).
+    if unsafe { (*h).type_index } != ti::kTVMFFIError {
+        // SAFETY: as above.
+        let key = registry::type_key_of(unsafe { (*h).type_index });
+        return Err(PyTypeError::new_err(format!("expected ffi.Error, got {key}")));
+    }
+    // SAFETY: checked to be an Error, whose cell follows the header and
+    // lives as long as the object (kept by `obj`).
+    let c = unsafe { &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIErrorCell) };
+    Ok((h, c))
+}
+
+/// `(kind, message)` of an `ffi.Error` wrapper.
+#[pyfunction]
+pub fn error_parts(obj: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
+    let (_, c) = cell(obj)?;
+    // SAFETY: the cell's byte arrays live as long as the object.
+    Ok(unsafe { (registry::bytes_to_string(&c.kind), registry::bytes_to_string(&c.message)) })
+}
+
+/// The backtrace text of an `ffi.Error` wrapper.
+#[pyfunction]
+pub fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let (_, c) = cell(obj)?;
+    // SAFETY: as in `error_parts`.
+    Ok(unsafe { registry::bytes_to_string(&c.backtrace) })
+}
+
+/// Replace (`append` false) or extend the error's backtrace with `text`.
+#[pyfunction]
+pub fn error_update_backtrace(obj: &Bound<'_, PyAny>, text: &str, append: bool) -> PyResult<()> {
+    let (h, c) = cell(obj)?;
+    let update = c.update_backtrace.ok_or_else(|| PyValueError::new_err("this ffi.Error cannot update its backtrace"))?;
+    let bytes = byte_array(text);
+    // SAFETY: the cell's own update function, called on its object with a
+    // byte array valid for the call (mode 0 replaces, 1 appends).
+    unsafe { update(h as *mut _, &bytes, i32::from(append)) };
+    Ok(())
+}
+
+/// The object attached as the error's extra context, or None.
+#[pyfunction]
+pub fn error_extra_context(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let (_, c) = cell(obj)?;
+    let ctx = c.extra_context as *mut TVMFFIObject;
+    if ctx.is_null() {
+        return Ok(py.None());
+    }
+    // SAFETY: a live object the error holds; take our own reference for
+    // the value handed to Python.
+    unsafe { TVMFFIObjectIncRef(ctx as *mut _) };
+    crate::convert::ffi_to_py::any_to_py(py, OwnedAny::from_handle(ctx))
+}

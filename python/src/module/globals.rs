@@ -1,0 +1,98 @@
+//! Global functions and direct calls: looking up and registering global
+//! functions, calling a Function wrapper, a Function over a library
+//! symbol, new Error objects, and the Python hooks `tether.core` installs.
+
+use std::ffi::c_void;
+use std::ptr;
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyTuple;
+use tether_sys::abi::{type_index as ti, TVMFFIObject, TVMFFISafeCallType};
+use tether_sys::*;
+
+use crate::call::{function_type, native_call};
+use crate::convert::error_bridge;
+use crate::convert::ffi_to_py;
+use crate::convert::owned_any::OwnedAny;
+use crate::convert::py_to_ffi;
+use crate::convert::python_hooks;
+use crate::convert::wrapper_access::{handle_of, type_name, wrapper};
+use crate::core_link::byte_array;
+
+/// Call a Function wrapper.
+#[pyfunction]
+#[pyo3(signature = (f, *args))]
+pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    let h = handle_of(wrapper(f)?)?;
+    // SAFETY: live handle.
+    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
+    }
+    // SAFETY: `f` is a live wrapper.
+    native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
+}
+
+/// A global function wrapper, or None.
+#[pyfunction]
+pub(crate) fn get_global(py: Python<'_>, name: &str) -> PyResult<PyObject> {
+    let n = byte_array(name);
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: valid name and output slot.
+    if unsafe { TVMFFIFunctionGetGlobal(&n, &mut out) } != 0 {
+        return Err(error_bridge::take_ffi_error(py));
+    }
+    if out.is_null() {
+        return Ok(py.None());
+    }
+    ffi_to_py::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+#[pyfunction]
+#[pyo3(signature = (name, f, allow_override=false))]
+pub(crate) fn set_global(py: Python<'_>, name: &str, f: &Bound<'_, PyAny>, allow_override: bool) -> PyResult<()> {
+    let v = py_to_ffi::py_to_any(py, f)?;
+    if v.0.type_index != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("register_global_func needs a callable, got {}", type_name(f))));
+    }
+    let n = byte_array(name);
+    // SAFETY: valid name; the registry takes its own reference.
+    let rc = unsafe { TVMFFIFunctionSetGlobal(&n, v.0.value.v_obj as *mut c_void, allow_override as i32) };
+    if rc != 0 {
+        return Err(error_bridge::take_ffi_error(py));
+    }
+    Ok(())
+}
+
+/// A Function over a `TVMFFISafeCallType` symbol of a loaded library.
+#[pyfunction]
+pub(crate) fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
+    if address == 0 {
+        return Err(PyValueError::new_err("symbol address is NULL"));
+    }
+    // SAFETY: the caller passes the address of a safe-call function.
+    let call: TVMFFISafeCallType = unsafe { std::mem::transmute(address) };
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: a valid safe-call; no self, no deleter.
+    if unsafe { TVMFFIFunctionCreate(ptr::null_mut(), Some(call), None, &mut out) } != 0 {
+        return Err(error_bridge::take_ffi_error(py));
+    }
+    ffi_to_py::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
+
+#[pyfunction]
+pub(crate) fn set_hooks(py: Python<'_>, error_from_ffi: PyObject, error_kind: PyObject, value_from_protocol: PyObject) -> PyResult<()> {
+    python_hooks::set_hooks(py, python_hooks::Hooks { error_from_ffi, error_kind, value_from_protocol })
+}
+
+/// A new `ffi.Error` object.
+#[pyfunction]
+pub(crate) fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyResult<PyObject> {
+    let (k, m, b) = (byte_array(kind), byte_array(message), byte_array(backtrace));
+    let mut out: *mut c_void = ptr::null_mut();
+    // SAFETY: valid byte arrays and output slot.
+    if unsafe { TVMFFIErrorCreate(&k, &m, &b, &mut out) } != 0 {
+        return Err(error_bridge::take_ffi_error(py));
+    }
+    ffi_to_py::any_to_py(py, OwnedAny::from_handle(out as *mut TVMFFIObject))
+}
