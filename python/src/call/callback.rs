@@ -31,17 +31,17 @@ use pyo3::prelude::*;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::py_to_ffi::py_to_any;
-use crate::convert::ffi_to_py::view_to_py;
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::exception_to_ffi::raise_into_ffi;
-use crate::tie::exit_park;
-use crate::convert::registry;
-use crate::tie::tie_state::{self, CObject};
+use crate::convert::ffi_to_py::view_to_py;
 use crate::convert::opaque_cell;
+use crate::convert::owned_any::OwnedAny;
+use crate::convert::py_to_ffi::py_to_any;
 use crate::convert::py_to_ffi;
+use crate::convert::registry;
 use crate::convert::rvalue_ref;
+use crate::tie::exit_park;
+use crate::tie::tie_state::{self, CObject};
 
 type ArgsToPy = unsafe extern "C" fn(*const c_void, c_int, *mut *mut ffi::PyObject, *mut c_int) -> c_int;
 type ResultToFfi = unsafe extern "C" fn(*mut ffi::PyObject, *mut c_void) -> c_int;
@@ -58,7 +58,8 @@ extern "C" {
     ) -> c_int;
 }
 
-/// Wrap a Python callable as an FFI Function.
+/// Wrap a Python callable as an FFI Function. The conversions reach it
+/// through the hook of `convert::py_to_ffi`, filled at module start-up.
 pub fn function_from_callable(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
     let p = obj.clone().into_ptr();
     let mut out: *mut c_void = ptr::null_mut();

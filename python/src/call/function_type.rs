@@ -17,12 +17,12 @@ use pyo3::types::PyType;
 use pyo3::ffi;
 use tether_sys::abi::type_index as ti;
 
-use crate::convert::wrapper_access::handle_of;
-use crate::tie::tie_state::{self, CObject};
 use crate::call::native_call;
 use crate::convert::registry;
+use crate::convert::wrapper_access::handle_of;
 use crate::convert::wrapper_access::wrapper;
 use crate::convert::wrapper_access;
+use crate::tie::tie_state::{self, CObject};
 
 /// The layout of `tether.Function` wrappers: a wrapper plus the
 /// vectorcall entry CPython calls them through (`tp_vectorcall_offset`)
@@ -233,7 +233,9 @@ unsafe extern "C" fn function_vectorcall(
 /// Initialise a new wrapper of `tp` if it has the [`FunctionObject`]
 /// layout: its `release_gil` setting (the default) and, if its class has
 /// the vectorcall flag, its vectorcall entry. Called by the wrappers'
-/// `tp_alloc` and by revival, before the wrapper is visible to any other
+/// `tp_alloc` and by revival (through the hook `tie::function_init`, which
+/// the module initialisation fills with this function), before the
+/// wrapper is visible to any other
 /// thread: on free-threaded builds CPython reads the entry of a shared
 /// Function on every call without synchronisation, so it must never be
 /// written once the wrapper is published (arming it at the first call, as

@@ -14,9 +14,9 @@ use pyo3::prelude::*;
 use tether_sys::abi::{TVMFFIAny, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::error_bridge;
 use crate::convert::ffi_to_py;
+use crate::convert::owned_any::OwnedAny;
 
 type MlirPackedCall = unsafe extern "C" fn(*mut *mut c_void);
 

@@ -21,14 +21,14 @@ use tether_sys::*;
 use crate::convert::arg_buffer::StackVec;
 use crate::convert::error_bridge::check;
 use crate::convert::ffi_to_py::any_to_py;
-use crate::convert::wrapper_access::handle_of;
+use crate::convert::owned_any::OwnedAny;
 use crate::convert::py_to_ffi::plain_value_ptr;
 use crate::convert::py_to_ffi::py_to_any;
 use crate::convert::py_to_ffi::py_to_any_other;
-use crate::convert::wrapper_access::type_name;
-use crate::convert::owned_any::OwnedAny;
-use crate::tie::exit_park;
 use crate::convert::registry;
+use crate::convert::wrapper_access::handle_of;
+use crate::convert::wrapper_access::type_name;
+use crate::tie::exit_park;
 use crate::tie::tie_state::{self, CObject};
 
 /// Call an FFI function with Python arguments, releasing the GIL for the

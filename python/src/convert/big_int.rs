@@ -21,8 +21,8 @@ use pyo3::prelude::*;
 use tether_sys::abi::{TVMFFIAny, TVMFFIByteArray};
 use tether_sys::*;
 
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::error_bridge::{check, take_ffi_error};
+use crate::convert::owned_any::OwnedAny;
 
 /// A Python int (any size; an `int` or a subclass) as an owned FFI value:
 /// `ffi.BigInt` when it does not fit in int64 (the core stores one that

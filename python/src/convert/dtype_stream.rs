@@ -10,9 +10,9 @@ use tether_sys::abi::{TVMFFIAny, TVMFFIByteArray};
 use tether_sys::dlpack::DLDataType;
 use tether_sys::*;
 
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::ffi_to_py;
+use crate::convert::owned_any::OwnedAny;
 
 /// `(code, bits, lanes)` of a dtype spelling.
 #[pyfunction]

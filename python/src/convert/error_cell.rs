@@ -11,11 +11,11 @@ use pyo3::prelude::*;
 use tether_sys::abi::{type_index as ti, TVMFFIErrorCell, TVMFFIObject};
 use tether_sys::TVMFFIObjectIncRef;
 
-use crate::convert::wrapper_access::handle_of;
 use crate::convert::owned_any::OwnedAny;
-use crate::core_link::byte_array;
 use crate::convert::registry;
+use crate::convert::wrapper_access::handle_of;
 use crate::convert::wrapper_access::wrapper;
+use crate::core_link::byte_array;
 
 /// The Error cell of a wrapper, or TypeError for any other object.
 fn cell<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<(*mut TVMFFIObject, &'a TVMFFIErrorCell)> {

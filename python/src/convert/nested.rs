@@ -15,8 +15,8 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyTuple};
 
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::builtin_calls::call_builtin;
+use crate::convert::owned_any::OwnedAny;
 
 /// The conversion of one leaf value.
 pub type LeafToAny = fn(Python<'_>, &Bound<'_, PyAny>) -> PyResult<OwnedAny>;

@@ -13,9 +13,9 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use tether_sys::abi::{type_index as ti, TVMFFIObject, TVMFFIOpaqueObjectCell};
 
-use crate::convert::wrapper_access::handle_of;
 use crate::convert::opaque_cell::opaque_from_object;
 use crate::convert::registry;
+use crate::convert::wrapper_access::handle_of;
 use crate::tie::tie_state;
 
 /// `_ffi.opaque_object(x)`: a new `ffi.OpaquePyObject` holding `x`, as a

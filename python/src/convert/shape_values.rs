@@ -25,9 +25,9 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::wrapper_access::handle_of;
 use crate::convert::owned_any::OwnedAny;
 use crate::convert::registry;
+use crate::convert::wrapper_access::handle_of;
 use crate::tie::tie_state;
 
 /// `tether.Shape` (NULL until registered).

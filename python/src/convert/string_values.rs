@@ -32,9 +32,9 @@ use tether_sys::abi::{type_index as ti, TVMFFIByteArray, TVMFFIObject};
 use tether_sys::*;
 
 use crate::convert::registry;
-use crate::tie::tie_state;
 use crate::convert::type_attrs;
 use crate::convert::wrapper_access;
+use crate::tie::tie_state;
 
 /// `tether.core.String` and `tether.core.Bytes` (NULL until registered).
 static STRING_CLASS: AtomicPtr<ffi::PyTypeObject> = AtomicPtr::new(ptr::null_mut());

@@ -22,15 +22,14 @@ use pyo3::types::{PyDict, PyTuple, PyType};
 use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIFieldSetter, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::wrapper_access::handle_of;
+use crate::convert::ffi_to_py;
 use crate::convert::owned_any::OwnedAny;
+use crate::convert::py_to_ffi;
+use crate::convert::registry;
+use crate::convert::wrapper_access::{self, handle_of};
 #[cfg(not(Py_GIL_DISABLED))] // the Active shortcut of field reads is for GIL builds
 use crate::tie::binding::{Binding, TAGS};
-use crate::convert::registry;
 use crate::tie::tie_state::CObject;
-use crate::convert::ffi_to_py;
-use crate::convert::py_to_ffi;
-use crate::convert::wrapper_access;
 
 /// One reflected field of one FFI type.
 #[pyclass(module = "tether._ffi", frozen, subclass)]

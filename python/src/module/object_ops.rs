@@ -15,11 +15,11 @@ use pyo3::prelude::*;
 use tether_sys::abi::TVMFFIByteArray;
 use tether_sys::*;
 
-use crate::convert::wrapper_access::handle_of;
 use crate::convert::error_bridge::check;
-use crate::tie::tie_state::{self, CObject};
 use crate::convert::py_to_ffi;
+use crate::convert::wrapper_access::handle_of;
 use crate::convert::wrapper_access;
+use crate::tie::tie_state::{self, CObject};
 
 /// `_ffi.move_handle(dst, src)`: `dst` (a wrapper without a handle)
 /// becomes the wrapper of `src`'s object, taking over `src`'s +1 and, if

@@ -23,12 +23,12 @@ use pyo3::types::PyType;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIObject, TVMFFISeqCell};
 use tether_sys::*;
 
-use crate::convert::owned_any::OwnedAny;
 use crate::convert::builtin_calls;
-use crate::convert::registry;
-use crate::tie::tie_state::CObject;
 use crate::convert::ffi_to_py;
+use crate::convert::owned_any::OwnedAny;
+use crate::convert::registry;
 use crate::convert::wrapper_access::{handle_of, wrapper};
+use crate::tie::tie_state::CObject;
 
 static LIST_SIZE: AtomicPtr<TVMFFIObject> = AtomicPtr::new(ptr::null_mut());
 static LIST_GET: AtomicPtr<TVMFFIObject> = AtomicPtr::new(ptr::null_mut());

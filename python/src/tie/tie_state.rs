@@ -27,8 +27,11 @@
 //! wrapper the collector's header. Classes that add storage stay GC types.
 //! Every step that differs (untracking, re-tracking, freeing) asks the
 //! wrapper's type ([`is_gc_type`]), whose flag never changes once it has
-//! instances. What may be kept, and freeing and reviving kept memory, is
-//! in [`crate::tie::kept_memory`].
+//! instances. Which types may keep their memory is decided here
+//! ([`eligible`]); freeing and reviving kept memory is in
+//! [`crate::tie::kept_memory`]. The set-up of `tether.Function` wrappers
+//! that `tp_alloc` runs comes from the call layer through
+//! [`crate::tie::function_init`].
 //!
 //! SAFETY invariants of this module:
 //! - `CObject.chandle` is NULL or a handle on which the wrapper owns +1;

@@ -28,10 +28,10 @@ use tether_sys::abi::{type_index as ti, TVMFFIObject};
 use tether_sys::dlpack::{DLManagedTensor, DLManagedTensorVersioned};
 use tether_sys::*;
 
+use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::owned_any::OwnedAny;
 use crate::convert::type_attrs;
 use crate::convert::wrapper_access::{handle_of, type_name};
-use crate::convert::error_bridge::take_ffi_error;
 
 use super::exchange_api::{exchange_api, ExchangeApi};
 
