@@ -16,15 +16,15 @@ use std::process::ExitCode;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (spec_path, base) = match args.as_slice() {
-        [spec] => (PathBuf::from(spec), PathBuf::from(".")),
-        [spec, base] => (PathBuf::from(spec), PathBuf::from(base)),
+    let (spec_path, base, only) = match args.as_slice() {
+        [spec] => (PathBuf::from(spec), PathBuf::from("."), &[][..]),
+        [spec, base, only @ ..] => (PathBuf::from(spec), PathBuf::from(base), only),
         _ => {
-            eprintln!("usage: tether-layering LAYER_FILE [BASE_DIR]");
+            eprintln!("usage: tether-layering LAYER_FILE [BASE_DIR [SOURCE_DIR...]]");
             return ExitCode::from(2);
         }
     };
-    match run(&spec_path, &base) {
+    match run(&spec_path, &base, only) {
         Ok(0) => ExitCode::SUCCESS,
         Ok(_) => ExitCode::from(1),
         Err(message) => {
@@ -34,13 +34,26 @@ fn main() -> ExitCode {
     }
 }
 
-/// Checks every crate of the layer file; returns the number of findings.
-pub fn run(spec_path: &Path, base: &Path) -> Result<usize, String> {
+/// Checks the crates of the layer file (those named in `only`, or all);
+/// returns the number of findings.
+pub fn run(spec_path: &Path, base: &Path, only: &[String]) -> Result<usize, String> {
     let text = fs::read_to_string(spec_path)
         .map_err(|e| format!("cannot read {}: {e}", spec_path.display()))?;
     let spec = layer_spec::parse(&text).map_err(|e| format!("{}: {e}", spec_path.display()))?;
+    if let Some(unknown) = only
+        .iter()
+        .find(|dir| !spec.iter().any(|c| &c.source_dir == *dir))
+    {
+        return Err(format!(
+            "{} lists no crate `{unknown}`",
+            spec_path.display()
+        ));
+    }
     let mut findings = 0;
-    for layers in &spec {
+    for layers in spec
+        .iter()
+        .filter(|c| only.is_empty() || only.contains(&c.source_dir))
+    {
         let report = check_crate(&base.join(&layers.source_dir), layers)?;
         findings += report.len();
         if report.is_empty() {
@@ -236,6 +249,23 @@ mod tests {
         let report = check_crate(&tree.0, &layers("s: s\n")).unwrap();
         assert_eq!(report.len(), 1, "{report:?}");
         assert!(report[0].starts_with("import circle of 2 files"));
+    }
+
+    #[test]
+    fn run_checks_only_the_crates_asked_for() {
+        let tree = Tree::new(&[
+            ("good/lib.rs", "pub mod a;"),
+            ("good/a.rs", ""),
+            ("bad/lib.rs", "pub mod a; pub mod b;"),
+            ("bad/a.rs", "use crate::b::X; pub struct Y;"),
+            ("bad/b.rs", "use crate::a::Y; pub struct X;"),
+            ("layers.txt", "[good]\nall: a\n[bad]\nall: a b\n"),
+        ]);
+        let spec = tree.0.join("layers.txt");
+        assert_eq!(run(&spec, &tree.0, &["good".to_string()]).unwrap(), 0);
+        assert_eq!(run(&spec, &tree.0, &["bad".to_string()]).unwrap(), 1);
+        assert_eq!(run(&spec, &tree.0, &[]).unwrap(), 1);
+        assert!(run(&spec, &tree.0, &["other".to_string()]).unwrap_err().contains("lists no crate `other`"));
     }
 
     #[test]
