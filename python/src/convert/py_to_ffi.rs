@@ -32,7 +32,7 @@ use crate::convert::owned_any::OwnedAny;
 use crate::convert::python_hooks;
 use crate::convert::registry;
 use crate::convert::type_attrs::type_has_attr;
-use crate::convert::wrapper_access::{handle_of, type_name};
+use crate::convert::wrapper_access::{cached_object, handle_of, type_name};
 use crate::tie::exit_park;
 
 /// Turns a Python callable into a new `ffi.Function` handle (+1 owned by
@@ -196,14 +196,7 @@ fn cached_string_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
     if obj.is_exact_instance_of::<PyString>() || obj.is_exact_instance_of::<PyBytes>() {
         return Ok(None);
     }
-    let Ok(cached) = obj.getattr(pyo3::intern!(obj.py(), "_tvm_ffi_cached_object")) else { return Ok(None) };
-    if !registry::is_wrapper(&cached) {
-        return Ok(None);
-    }
-    let h = handle_of(&cached)?;
-    // SAFETY: the wrapper owns +1; we add our own.
-    unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
-    Ok(Some(OwnedAny::from_handle(h)))
+    cached_object(obj)
 }
 
 /// Objects speaking TVM-FFI's conversion protocols (`__tvm_ffi_object__`,

@@ -14,7 +14,6 @@
 //! registered class is kept alive forever (the slot holds a reference that
 //! is never released).
 
-use std::ffi::c_void;
 use std::ptr;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
@@ -23,11 +22,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyTuple, PyType};
 use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIObject};
-use tether_sys::*;
 
 use crate::convert::owned_any::OwnedAny;
 use crate::convert::registry;
-use crate::convert::wrapper_access::handle_of;
+use crate::convert::wrapper_access::cached_object;
 use crate::tie::tie_state;
 
 /// `tether.Shape` (NULL until registered).
@@ -65,14 +63,7 @@ pub fn shape_value_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> 
     if !is_shape_value(obj) {
         return Ok(None);
     }
-    let Ok(cached) = obj.getattr(pyo3::intern!(obj.py(), "_tvm_ffi_cached_object")) else { return Ok(None) };
-    if !registry::is_wrapper(&cached) {
-        return Ok(None);
-    }
-    let h = handle_of(&cached)?;
-    // SAFETY: the wrapper owns +1; we add our own.
-    unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
-    Ok(Some(OwnedAny::from_handle(h)))
+    cached_object(obj)
 }
 
 /// Convert the Shape object `h` (the caller's +1 is consumed) to a

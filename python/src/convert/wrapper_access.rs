@@ -3,8 +3,12 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use tether_sys::abi::TVMFFIObject;
+use std::ffi::c_void;
 
+use tether_sys::abi::TVMFFIObject;
+use tether_sys::TVMFFIObjectIncRef;
+
+use crate::convert::owned_any::OwnedAny;
 use crate::convert::registry;
 use crate::tie::tie_state::CObject;
 
@@ -29,6 +33,20 @@ pub fn handle_of(obj: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
         )));
     }
     Ok(h)
+}
+
+/// The FFI object a Python value keeps in `_tvm_ffi_cached_object` (a
+/// `tether.core.String`/`Bytes`, a `tether.Shape`), with a reference of its
+/// own; None when the value keeps no wrapper there.
+pub fn cached_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> {
+    let Ok(cached) = obj.getattr(pyo3::intern!(obj.py(), "_tvm_ffi_cached_object")) else { return Ok(None) };
+    if !registry::is_wrapper(&cached) {
+        return Ok(None);
+    }
+    let h = handle_of(&cached)?;
+    // SAFETY: the wrapper owns +1 on a live object; we add our own.
+    unsafe { TVMFFIObjectIncRef(h as *mut c_void) };
+    Ok(Some(OwnedAny::from_handle(h)))
 }
 
 /// The static class of a wrapper argument, for error messages.
