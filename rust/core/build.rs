@@ -27,11 +27,11 @@ fn main() {
         println!("cargo:rustc-link-arg=-Wl,-Bsymbolic");
         println!("cargo:rustc-link-arg=-Wl,-soname,libtether_core.so");
     }
-    // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_bridge):
+    // The C++ shim behind TVM-FFI's C++ entry points (src/cxx_shim):
     // C++17, its own minimal declarations, no TVM-FFI header.
     // On Itanium C++ ABI targets with exported trampolines (x86-64 and
     // AArch64, not MSVC), ModuleObj's vtable and type_info come from Rust
-    // (src/cxx_bridge/module_vtable.rs) so that they are exported; elsewhere
+    // (src/cxx_shim/module_vtable.rs) so that they are exported; elsewhere
     // the shim lets the compiler emit them.
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
     let env = std::env::var("CARGO_CFG_TARGET_ENV").unwrap_or_default();

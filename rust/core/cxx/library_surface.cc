@@ -7,10 +7,10 @@
 // its TVM-FFI declaration (library_surface.h; the static_asserts below tie
 // each definition to that declaration's type). The exported symbol, with
 // TVM-FFI's mangled name, is a tail-jump trampoline in Rust
-// (src/cxx_bridge/exports.rs): a cdylib only exports what Rust defines,
+// (src/cxx_shim/exports.rs): a cdylib only exports what Rust defines,
 // and a jump forwards every argument register, the hidden result pointer
 // included, unchanged. The work itself is done by the core's
-// tether_cxx_* bridge functions (src/cxx_bridge/mod.rs), which follow the
+// tether_cxx_* bridge functions (src/cxx_shim/mod.rs), which follow the
 // packed safe-call convention: borrowed arguments, an owned result,
 // 0 or a nonzero code with the error raised.
 //

@@ -7,13 +7,13 @@
 //
 // * The default implementations of ModuleObj's virtual functions
 //   (tether_shim_ModuleObj_default_*), the entries of the ModuleObj vtable
-//   the Rust side defines (src/cxx_bridge/module_vtable.rs); a member
+//   the Rust side defines (src/cxx_shim/module_vtable.rs); a member
 //   function and an extern "C" function taking the object first are called
 //   the same way on the Itanium ABI.
 // * The member functions TVM-FFI's library implements (the
 //   query_imports overloads, ImportModule, ClearImports,
 //   Module::LoadFromFile, Module::VisitContextSymbols), reached through
-//   trampolines under TVM-FFI's mangled names (src/cxx_bridge/exports.rs).
+//   trampolines under TVM-FFI's mangled names (src/cxx_shim/exports.rs).
 // * The library module (kind "library", what Module::LoadFromFile and
 //   ffi.SystemLib return), whose symbol lookups are done in Rust.
 // * tether_shim_module_call, through which the Rust side calls any

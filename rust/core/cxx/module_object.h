@@ -16,7 +16,7 @@
 //   through memory as the headers' callers expect.
 //
 // ModuleObj's vtable and type_info are defined by the Rust side
-// (src/cxx_bridge/module_vtable.rs) under TVM-FFI's names, so code built
+// (src/cxx_shim/module_vtable.rs) under TVM-FFI's names, so code built
 // against the headers can subclass ModuleObj: a cdylib only exports what
 // Rust defines. Consequently the key function (ImportModule) is never
 // defined as a member here, which keeps the compiler from emitting a

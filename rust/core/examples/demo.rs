@@ -1,5 +1,5 @@
 //! A tour of the core's Rust API: objects, containers, functions, errors.
-use tether_core::function::{arg, expect_args};
+use tether_core::values::function::{arg, expect_args};
 use tether_core::{Any, Array, Error, Function, Map};
 
 fn main() -> Result<(), Error> {

@@ -3,9 +3,9 @@
 //! registration. The `testing.*` globals live in the testing library
 //! (rust/testing), loaded beside the core, never in it.
 
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 
 type Builtin = (&'static str, Result<Function, Error>);
 
@@ -20,9 +20,9 @@ where
 pub(crate) fn all() -> Vec<Builtin> {
     let mut all = crate::containers::globals::builtins();
     all.extend(crate::tensor::builtins());
-    all.extend(crate::function_metadata::builtins());
+    all.extend(crate::values::function_metadata::builtins());
     all.extend(crate::module::globals::builtins());
-    all.extend(crate::reflection_globals::globals());
+    all.extend(crate::reflection::globals::globals());
     all.extend(vec![
         (
             // f(-1) -> count; f(i) -> name i (a snapshot taken when f is made).

@@ -20,36 +20,24 @@
 //! object layouts of [`string`], [`containers`] and [`dataclass`].
 
 pub use tether_sys::abi;
-pub mod alloc_header;
-pub mod any;
-pub mod big_int;
-mod builtin_attrs;
-mod builtin_types;
-mod builtins;
 pub mod c_api;
-pub mod c_api_table;
 pub mod containers;
-pub mod cxx_bridge;
+pub mod cxx_shim;
 pub mod dataclass;
 pub mod enum_type;
-pub mod error;
-pub mod function;
-pub mod function_metadata;
 pub mod module;
-mod native_hook;
 pub mod object;
 pub mod reflection;
-mod reflection_globals;
 pub mod serialization;
-pub mod string;
 pub mod structural;
 pub mod tensor;
-mod type_index_alloc;
-pub mod type_registry;
+pub mod types;
+pub mod values;
+mod builtins;
 
-pub use any::{Any, AnyView, FromAny, IntoAny};
+pub use values::any::{Any, AnyView, FromAny, IntoAny};
 pub use containers::{Array, Dict, List, Map, Shape};
-pub use error::Error;
-pub use function::Function;
+pub use values::error::Error;
+pub use values::function::Function;
 pub use tensor::Tensor;
 pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};

@@ -7,7 +7,7 @@ use std::ffi::c_void;
 use std::sync::Mutex;
 
 use tether_core::abi::{type_index as ti, TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader};
-use tether_core::alloc_header::{self, has_registry_marker};
+use tether_core::object::alloc_header::{self, has_registry_marker};
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::{Any, Array, Error, Function, List, Map, ObjectPtr, ObjectType, Shape};
 

@@ -2,7 +2,7 @@
 //! view of the same values.
 
 use tether_core::abi::{type_index as ti, TVMFFIByteArray};
-use tether_core::big_int::{content_words, from_words, words_from_bytes, BigIntObj};
+use tether_core::values::big_int::{content_words, from_words, words_from_bytes, BigIntObj};
 use tether_core::c_api::{TVMFFIBigIntFromByteArray, TVMFFIBigIntGetContentByteArray};
 use tether_core::Any;
 
@@ -64,7 +64,7 @@ fn the_c_functions_round_trip_native_words() {
 
 #[test]
 fn structural_and_recursive_algorithms_treat_big_ints_as_values() {
-    use tether_core::big_int::decimal::parse_decimal;
+    use tether_core::values::big_int::decimal::parse_decimal;
     use tether_core::serialization::{deep_copy::deep_copy, repr::repr_print};
     use tether_core::structural::{equal, hash, recursive_compare, recursive_hash};
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use tether_core::abi::{field_flag, type_index as ti};
 use tether_core::dataclass::{self, FieldDefault, FieldKind, FieldSpec};
-use tether_core::{type_registry, Any, Error, Function, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Error, Function, ObjectRef};
 
 fn spec(name: &str, kind: FieldKind, flags: i64) -> FieldSpec {
     FieldSpec { name: name.into(), kind, flags, frozen: false }

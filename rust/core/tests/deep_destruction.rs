@@ -13,7 +13,7 @@ use tether_core::abi::{
 };
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::object::COMBINED_BOTH_ONE;
-use tether_core::type_registry::find_field;
+use tether_core::types::type_registry::find_field;
 use tether_core::{Any, Array, ObjectRef};
 
 /// Far less than one stack frame per level of any chain below.

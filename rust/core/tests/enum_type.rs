@@ -10,7 +10,8 @@ use tether_core::dataclass::{self, py_class_fields};
 use tether_core::enum_type::{self, EnumObj, EnumStateObj, IntEnumObj, StrEnumObj, ENUM_STATE_ATTR};
 use tether_core::serialization::{deep_copy::deep_copy, json, json_graph, repr::repr_print};
 use tether_core::structural::equal::structural_equal;
-use tether_core::{type_registry, Any, Array, Dict, Error, Function, List, ObjectRef, ObjectType};
+use tether_core::types::type_registry;
+use tether_core::{Any, Array, Dict, Error, Function, List, ObjectRef, ObjectType};
 
 fn save(v: &Any) -> String {
     String::from_utf8(json::stringify(&json_graph::to_json_graph(v, &Any::none()).unwrap(), 0).unwrap()).unwrap()

@@ -5,7 +5,8 @@
 
 use tether_core::abi::{TVMFFIByteArray, TVMFFIMethodInfo};
 use tether_core::c_api::TVMFFIFunctionSetGlobalFromMethodInfo;
-use tether_core::{error, Any, Function};
+use tether_core::values::error;
+use tether_core::{Any, Function};
 
 fn ba(s: &str) -> TVMFFIByteArray {
     TVMFFIByteArray { data: s.as_ptr() as *const _, size: s.len() }

@@ -5,7 +5,7 @@
 use std::ffi::{c_int, c_void, CString};
 
 use tether_core::abi::{TVMFFIAny, TVMFFIObject};
-use tether_core::any::{Any, AnyView};
+use tether_core::values::any::{Any, AnyView};
 use tether_core::c_api;
 use tether_core::module::{self, Module};
 use tether_core::{Error, Function};
@@ -143,16 +143,16 @@ fn imports_are_searched_depth_first_and_cycles_refused() {
     assert_eq!(unsafe { c_api::TVMFFIEnvModLookupFromImports(a.cxx_address(), name.as_ptr(), &mut again) }, 0);
     assert_eq!(out, again);
     // SAFETY: a borrowed function kept alive by the module.
-    let r = unsafe { tether_core::function::call_raw(out as *mut TVMFFIObject, &Any::from(1i64).into_raw(), 1) };
+    let r = unsafe { tether_core::values::function::call_raw(out as *mut TVMFFIObject, &Any::from(1i64).into_raw(), 1) };
     assert_eq!(r.unwrap().get::<i64>().unwrap(), 11);
     let missing = CString::new("rs.no.such").unwrap();
     // SAFETY: as above.
     assert_ne!(unsafe { c_api::TVMFFIEnvModLookupFromImports(a.cxx_address(), missing.as_ptr(), &mut out) }, 0);
-    let e = tether_core::error::take_raised().unwrap();
+    let e = tether_core::values::error::take_raised().unwrap();
     assert_eq!(e.message(), "Cannot find function rs.no.such in the imported modules or global registry.");
     // SAFETY: NULL context is reported, not dereferenced.
     assert_ne!(unsafe { c_api::TVMFFIEnvModLookupFromImports(std::ptr::null_mut(), name.as_ptr(), &mut out) }, 0);
-    assert_eq!(tether_core::error::take_raised().unwrap().kind(), "ValueError");
+    assert_eq!(tether_core::values::error::take_raised().unwrap().kind(), "ValueError");
 
     call("ffi.ModuleClearImports", &[a.to_any()]).unwrap();
     assert!(a.imports().unwrap().is_empty());

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use tether_core::abi::{type_index as ti, TVMFFIObject};
 use tether_core::containers::OpaqueObj;
 use tether_core::object::header_placeholder;
-use tether_core::{error, Any, Array, Error, Function, List, Map, ObjectPtr, ObjectRef, ObjectType, Shape};
+use tether_core::values::error;
+use tether_core::{Any, Array, Error, Function, List, Map, ObjectPtr, ObjectRef, ObjectType, Shape};
 
 #[repr(C)]
 struct Tracked {

@@ -7,7 +7,8 @@
 
 use tether_core::abi::field_flag;
 use tether_core::dataclass::py_class_fields::{alloc_type, register_fields};
-use tether_core::{type_registry, Any, Array, Error, Function, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Array, Error, Function, ObjectRef};
 
 const OBJECT: i32 = 64;
 

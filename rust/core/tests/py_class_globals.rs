@@ -17,7 +17,10 @@ use tether_core::abi::{
 use tether_core::c_api::{
     TVMFFIAnyViewToOwnedAny, TVMFFIErrorSetRaisedFromCStr, TVMFFITypeGetOrAllocIndex, TVMFFITypeRegisterField,
 };
-use tether_core::{alloc_header, dataclass, error, type_registry};
+use tether_core::object::alloc_header;
+use tether_core::values::error;
+use tether_core::types::type_registry;
+use tether_core::dataclass;
 use tether_core::{Any, Array, Error, Function, ObjectRef};
 
 // ---- a counting allocator: live blocks per type index --------------------

@@ -6,7 +6,8 @@ use tether_core::abi::{field_flag, type_index as ti};
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::structural::recursive_compare::{recursive_compare, recursive_eq};
 use tether_core::structural::recursive_hash::recursive_hash;
-use tether_core::{type_registry, Any, Error, Function, List, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Error, Function, List, ObjectRef};
 
 fn spec(name: &str, kind: FieldKind) -> FieldSpec {
     FieldSpec { name: name.into(), kind, flags: 0, frozen: false }

@@ -4,7 +4,8 @@
 use tether_core::abi::{field_flag, type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::structural::{equal, hash};
-use tether_core::{type_registry, Any, Array, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Array, ObjectRef};
 
 fn spec(name: &str, kind: FieldKind, flags: i64) -> FieldSpec {
     FieldSpec { name: name.into(), kind, flags, frozen: false }

@@ -11,7 +11,8 @@ use tether_core::structural::typed_args::Entry;
 use tether_core::structural::visit::{
     interrupt_value, structural_visit, structural_walk, visit_interrupt,
 };
-use tether_core::{type_registry, Any, Array, Dict, Function, List, Map, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Array, Dict, Function, List, Map, ObjectRef};
 
 fn spec(name: &str, kind: FieldKind, flags: i64) -> FieldSpec {
     FieldSpec {

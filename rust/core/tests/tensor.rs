@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use tether_core::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIByteArray, TVMFFIObject, TVMFFIObjectHandle};
-use tether_core::alloc_header::has_registry_marker;
+use tether_core::object::alloc_header::has_registry_marker;
 use tether_core::c_api::*;
-use tether_core::error::take_raised;
+use tether_core::values::error::take_raised;
 use tether_core::tensor::dtype;
 use tether_core::{Any, AnyView, Array, Error, Function, ObjectRef, Tensor};
 use tether_sys::dlpack::*;

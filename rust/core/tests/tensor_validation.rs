@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tether_core::abi::{DLDataType, DLDevice, TVMFFIObjectHandle};
 use tether_core::c_api::*;
-use tether_core::error::take_raised;
+use tether_core::values::error::take_raised;
 use tether_sys::dlpack::*;
 
 // Deletions of the tensors made by `managed`: one counter per test

@@ -6,11 +6,12 @@
 //! checks the same against the peer library itself in one process.
 
 use tether_core::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray};
-use tether_core::big_int::{self, decimal};
+use tether_core::values::big_int::{self, decimal};
 use tether_core::c_api::{TVMFFIGetTypeAttrColumn, TVMFFIGetTypeInfo, TVMFFITypeKeyToIndex};
 use tether_core::containers::Map;
 use tether_core::structural::key::StructuralKey;
-use tether_core::{type_registry, Any, Array, Function, ObjectRef};
+use tether_core::types::type_registry;
+use tether_core::{Any, Array, Function, ObjectRef};
 
 #[derive(Debug, PartialEq, Clone, Copy)]
 enum Kind {

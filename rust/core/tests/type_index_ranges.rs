@@ -13,8 +13,8 @@ use std::sync::Mutex;
 
 use tether_core::abi::{type_index as ti, TVMFFIByteArray};
 use tether_core::c_api::{TVMFFIGetTypeInfo, TVMFFITypeGetOrAllocIndex};
-use tether_core::error::take_raised;
-use tether_core::type_registry;
+use tether_core::values::error::take_raised;
+use tether_core::types::type_registry;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 

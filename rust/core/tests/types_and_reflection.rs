@@ -7,7 +7,7 @@ use tether_core::abi::{field_flag, type_index as ti, TVMFFIObject};
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::object::header_placeholder;
 use tether_core::reflection::TypeBuilder;
-use tether_core::type_registry::{self, find_field, find_method};
+use tether_core::types::type_registry::{self, find_field, find_method};
 use tether_core::{Any, Error, Function, ObjectPtr, ObjectRef, ObjectType};
 
 #[repr(C)]
@@ -286,12 +286,12 @@ fn field_records_stay_valid_while_later_fields_register() -> Result<(), Error> {
 fn registered_names_are_c_strings() {
     // TVM-FFI keeps type keys and field names in std::strings: C code may
     // read a type info's byte arrays as NUL-terminated strings.
-    let info = tether_core::type_registry::type_info(tether_core::abi::type_index::kTVMFFIArray).expect("ffi.Array is registered");
+    let info = tether_core::types::type_registry::type_info(tether_core::abi::type_index::kTVMFFIArray).expect("ffi.Array is registered");
     // SAFETY: the registry keeps the key and its NUL alive for the process.
     let key = unsafe { std::slice::from_raw_parts(info.type_key.data as *const u8, info.type_key.size + 1) };
     assert_eq!(key, b"ffi.Array\0");
-    let index = tether_core::type_registry::key_to_index(b"ffi.reflection.AccessStep").expect("registered at start-up");
-    let info = tether_core::type_registry::type_info(index).unwrap();
+    let index = tether_core::types::type_registry::key_to_index(b"ffi.reflection.AccessStep").expect("registered at start-up");
+    let info = tether_core::types::type_registry::type_info(index).unwrap();
     assert!(info.num_fields > 0);
     for i in 0..info.num_fields as usize {
         // SAFETY: `num_fields` records follow `fields`, each name followed by its NUL.

@@ -7,10 +7,10 @@
 
 use libfuzzer_sys::fuzz_target;
 use tether_core::abi::{TVMFFIAny, TVMFFIByteArray};
-use tether_core::big_int::decimal::{parse_decimal, to_decimal};
-use tether_core::big_int::{content_words, words_from_bytes};
+use tether_core::values::big_int::decimal::{parse_decimal, to_decimal};
+use tether_core::values::big_int::{content_words, words_from_bytes};
 use tether_core::c_api::{TVMFFIBigIntFromByteArray, TVMFFIBigIntGetContentByteArray};
-use tether_core::error::take_raised;
+use tether_core::values::error::take_raised;
 use tether_core::structural::equal::structural_equal;
 use tether_core::Any;
 

@@ -17,7 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use libfuzzer_sys::fuzz_target;
 use tether_core::abi::{DLDataType, DLDevice, TVMFFIObject, TVMFFIObjectHandle};
 use tether_core::c_api::{TVMFFIObjectDecRef, TVMFFITensorFromDLPack, TVMFFITensorFromDLPackVersioned};
-use tether_core::error::take_raised;
+use tether_core::values::error::take_raised;
 use tether_core::Tensor;
 use tether_sys::dlpack::{DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor};
 

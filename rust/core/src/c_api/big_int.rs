@@ -12,9 +12,9 @@ use std::ffi::c_int;
 
 use super::{bytes, guard, out_ptr};
 use crate::abi::*;
-use crate::big_int;
-use crate::error::{self, Error};
-use crate::type_registry;
+use crate::values::big_int;
+use crate::values::error::{self, Error};
+use crate::types::type_registry;
 
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIBigIntFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {

@@ -12,10 +12,10 @@ use std::ptr::NonNull;
 
 use super::{bytes, guard, handle, out_ptr};
 use crate::abi::*;
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 use crate::tensor::{dtype, env, Tensor};
-use crate::type_registry;
+use crate::types::type_registry;
 use tether_sys::dlpack::{
     DLManagedTensor, DLManagedTensorVersioned, DLPackManagedTensorAllocator, DLTensor, TVMFFIStreamHandle,
 };

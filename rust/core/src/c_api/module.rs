@@ -9,7 +9,7 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 
 use super::guard;
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::module::symbols;
 use crate::module::Module;
 

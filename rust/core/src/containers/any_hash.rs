@@ -16,11 +16,11 @@
 //! it as it is.
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::Any;
-use crate::error::Error;
-use crate::native_hook::{self, Hook};
-use crate::string;
-use crate::type_registry;
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::reflection::native_hook::{self, Hook};
+use crate::values::string;
+use crate::types::type_registry;
 
 const HASH_MOD: u64 = 2_147_483_647;
 const HASH_MULTIPLIER: u64 = 1_099_511_628_211;
@@ -140,7 +140,7 @@ pub unsafe fn any_equal(a: &TVMFFIAny, b: &TVMFFIAny) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::any::Any;
+    use crate::values::any::Any;
 
     #[test]
     fn small_strings_hash_as_their_content_and_heap_strings_by_content() {

@@ -10,11 +10,11 @@
 use std::sync::OnceLock;
 
 use crate::abi::type_index as ti;
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::{header_placeholder, Object, ObjectPtr, ObjectRef};
-use crate::type_registry::type_key_of;
+use crate::types::type_registry::type_key_of;
 
 use super::map::MapCursor;
 use super::{Array, Dict, List, Map, Shape};

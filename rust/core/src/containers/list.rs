@@ -16,8 +16,8 @@
 use std::cell::UnsafeCell;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 
 #[repr(C)]

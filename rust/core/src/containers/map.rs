@@ -14,8 +14,8 @@
 //! lock, a Map's only before the Map is shared.
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, object_deleter, ObjectPtr, ObjectRef, ObjectType};
 
 use super::container_lock::lock_for;
@@ -298,7 +298,7 @@ impl MapCursor {
     /// A cursor at the first pair of `obj`, which must be a Map or a Dict.
     pub fn new(obj: ObjectRef) -> Result<MapCursor, Error> {
         if !matches!(obj.type_index(), ti::kTVMFFIMap | ti::kTVMFFIDict) {
-            return Err(Error::type_error(format!("expected ffi.Map or ffi.Dict, got {}", crate::type_registry::type_key_of(obj.type_index()))));
+            return Err(Error::type_error(format!("expected ffi.Map or ffi.Dict, got {}", crate::types::type_registry::type_key_of(obj.type_index()))));
         }
         let state = {
             let _g = lock_for(obj.as_ptr() as *const u8);

@@ -18,7 +18,7 @@ pub use map::{Dict, DictObj, Map, MapCursor, MapObj};
 pub use opaque::OpaqueObj;
 pub use shape::{Shape, ShapeObj};
 
-use crate::error::Error;
+use crate::values::error::Error;
 
 /// Resolve a Python-style index (negative counts from the end).
 pub(crate) fn resolve_index(i: i64, len: usize, what: &str) -> Result<usize, Error> {

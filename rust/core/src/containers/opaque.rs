@@ -5,9 +5,9 @@
 use std::ffi::c_void;
 
 use crate::abi::{type_index as ti, TVMFFIObject, TVMFFIOpaqueObjectCell};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
-use crate::type_registry;
+use crate::types::type_registry;
 
 #[repr(C)]
 pub struct OpaqueObj {

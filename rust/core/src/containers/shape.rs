@@ -2,7 +2,7 @@
 //! `TVMFFIShapeCell`, then the dimensions in place.
 
 use crate::abi::{type_index as ti, TVMFFIObject, TVMFFIShapeCell};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 
 #[repr(C)]

@@ -32,11 +32,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
 use crate::abi::{field_flag, type_index as ti, TVMFFIFieldInfo};
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::{header_placeholder, Object, ObjectPtr, ObjectRef};
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 /// The `KWARGS` sentinel: one plain object for the whole process.
 pub fn kwargs_object() -> Result<ObjectRef, Error> {

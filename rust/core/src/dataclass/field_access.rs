@@ -30,7 +30,7 @@ pub fn set_field(obj: &ObjectRef, f: &TVMFFIFieldInfo, value: &TVMFFIAny) -> Res
     if f.flags & field_flag::kSetterIsFunctionObj != 0 {
         let args = [Any::opaque_ptr(addr), Any::from_view(value)?];
         // SAFETY: the registry keeps the setter Function alive.
-        unsafe { crate::function::call_raw(f.setter as *mut TVMFFIObject, args.as_ptr() as *const TVMFFIAny, 2) }?;
+        unsafe { crate::values::function::call_raw(f.setter as *mut TVMFFIObject, args.as_ptr() as *const TVMFFIAny, 2) }?;
         Ok(())
     } else {
         // SAFETY: a plain setter function pointer for this field.

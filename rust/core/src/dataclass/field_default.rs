@@ -7,11 +7,11 @@
 //! `[factory, true]` for a default factory (`kDefaultFromFactory`).
 
 use crate::abi::field_flag;
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::{arg, Function};
-use crate::type_registry::{self, type_key_of};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
+use crate::types::type_registry::{self, type_key_of};
 
 /// The default record of field `name` of `type_index` (ancestors' fields
 /// included); an error for an unknown type or field.

@@ -52,13 +52,13 @@ use crate::abi::{
     field_flag, kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak, type_index as ti,
     TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIObject, TVMFFITypeMetadata,
 };
-use crate::alloc_header;
-use crate::any::{Any, AnyView};
+use crate::object::alloc_header;
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::{self, Error};
-use crate::function::{arg, Function};
+use crate::values::error::{self, Error};
+use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 /// What a field slot stores.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -37,11 +37,11 @@ use std::ffi::{c_int, c_void};
 use std::ptr::NonNull;
 
 use crate::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIObject};
-use crate::any::{Any, FromAny};
-use crate::error::{self, Error};
+use crate::values::any::{Any, FromAny};
+use crate::values::error::{self, Error};
 use crate::object::ObjectRef;
 use crate::tensor::device::device_from_str;
-use crate::type_registry::type_key_of;
+use crate::types::type_registry::type_key_of;
 
 /// What the bytes of a field hold, for the field getters and setters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

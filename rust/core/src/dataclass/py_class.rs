@@ -40,13 +40,13 @@ use crate::abi::{
     kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak, type_index as ti, TVMFFIAny,
     TVMFFIFieldInfo, TVMFFIObject,
 };
-use crate::alloc_header;
-use crate::any::{Any, AnyView};
-use crate::error::{self, Error};
-use crate::function::Function;
+use crate::object::alloc_header;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::{self, Error};
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::structural::typed_args::Sig;
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 /// `int (*)(void* converter, const TVMFFIAny* value, TVMFFIAny* result)`:
 /// 0 with an owned value in `result`, or nonzero with the error raised.

@@ -33,13 +33,13 @@ use super::native_field::{Ownership, Storage};
 use crate::abi::{
     field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIObject, TVMFFITypeMetadata,
 };
-use crate::alloc_header::MAX_ALIGNMENT;
-use crate::any::{Any, AnyView};
+use crate::object::alloc_header::MAX_ALIGNMENT;
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 const HEADER_SIZE: usize = std::mem::size_of::<TVMFFIObject>();
 

@@ -8,12 +8,12 @@
 //! field records, which every such layout shares.
 
 use crate::abi::type_index as ti;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::Dict;
 use crate::dataclass;
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::{ObjectRef, ObjectType};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::objects::{EnumObj, EnumStateObj, IntEnumObj};
 use super::ENUM_STATE_ATTR;

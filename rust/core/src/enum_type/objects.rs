@@ -13,9 +13,9 @@
 //!   NULL.
 
 use crate::abi::TVMFFIObject;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Dict, List};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy};
 

@@ -17,13 +17,13 @@ use std::mem::offset_of;
 use std::sync::OnceLock;
 
 use crate::abi::{field_flag, type_index as ti};
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::{ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
 use crate::structural::kind;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::lookup::{is_enum_type, str_index};
 use super::objects::{EnumObj, EnumStateObj, IntEnumObj, StrEnumObj};

@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use parking_lot::Mutex;
 
 use crate::abi::type_index as ti;
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::structural::typed_args::Sig;
 
 use super::library::{create_library_module, deep_bind_default, Library};

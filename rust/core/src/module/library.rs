@@ -28,10 +28,10 @@ use std::ffi::{c_int, c_void, CString};
 use std::sync::Arc;
 
 use crate::abi::{TVMFFIAny, TVMFFISafeCallType};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Map};
-use crate::error::{self, Error};
-use crate::function::Function;
+use crate::values::error::{self, Error};
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 
 use super::object::Module;

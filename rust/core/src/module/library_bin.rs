@@ -14,9 +14,9 @@
 
 use std::sync::Arc;
 
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 
 use super::library::{new_library_module, Library};

@@ -21,6 +21,6 @@ pub use object::Module;
 /// every other kind goes to its `ffi.Module.load_from_bytes.<kind>` loader.
 /// Malformed blobs are errors, never aborts; the fuzz target
 /// `library_bin` drives this entry with arbitrary bytes.
-pub fn module_tree_from_library_bin(blob: &[u8]) -> Result<Module, crate::error::Error> {
+pub fn module_tree_from_library_bin(blob: &[u8]) -> Result<Module, crate::values::error::Error> {
     library_bin::build(blob, None).map(|(root, _)| root)
 }

@@ -25,10 +25,10 @@ use std::ptr::NonNull;
 use parking_lot::Mutex;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Map};
-use crate::error::{self, Error};
-use crate::function::Function;
+use crate::values::error::{self, Error};
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 
 extern "C" {
@@ -75,7 +75,7 @@ impl Module {
         } else {
             Err(Error::type_error(format!(
                 "expected ffi.Module, got {}",
-                crate::type_registry::type_key_of(obj.type_index())
+                crate::types::type_registry::type_key_of(obj.type_index())
             )))
         }
     }
@@ -409,5 +409,5 @@ pub(crate) fn register_reflection() -> Result<(), Error> {
         default_value_or_factory: TVMFFIAny::NONE,
         field_static_type_index: ti::kTVMFFIArray,
     };
-    crate::type_registry::register_field(ti::kTVMFFIModule, &info)
+    crate::types::type_registry::register_field(ti::kTVMFFIModule, &info)
 }

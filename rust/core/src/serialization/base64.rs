@@ -1,7 +1,7 @@
 //! Standard base64 (RFC 4648 alphabet, `=` padding), the encoding JSON
 //! object graphs use for `ffi.Bytes` data.
 
-use crate::error::Error;
+use crate::values::error::Error;
 
 const B64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 

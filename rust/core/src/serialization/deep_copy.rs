@@ -11,13 +11,13 @@
 use std::collections::HashMap;
 
 use crate::abi::type_index as ti;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Dict, List, Map};
 use crate::dataclass;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 /// A deep copy of `value`.
 pub fn deep_copy(value: &Any) -> Result<Any, Error> {

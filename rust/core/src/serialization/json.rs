@@ -17,10 +17,10 @@
 //! (on the caller's thread), so nesting depth is bounded by memory.
 
 use crate::abi::type_index as ti;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, List, Map};
-use crate::error::Error;
-use crate::string::make_str_or_bytes;
+use crate::values::error::Error;
+use crate::values::string::make_str_or_bytes;
 
 use super::c_number_format::{one_decimal, round_trip_g};
 
@@ -217,7 +217,7 @@ impl<'a> Parser<'a> {
                 if digits.len() > MAX_INT_DIGITS {
                     return self.fail_at(start, "Integer literal exceeds the limit of 4300 digits");
                 }
-                return match crate::big_int::decimal::parse_decimal(&buf) {
+                return match crate::values::big_int::decimal::parse_decimal(&buf) {
                     Ok(v) => Ok(v),
                     Err(_) => self.fail_at(start, "Expecting value"),
                 };
@@ -493,8 +493,8 @@ impl Writer {
             ti::kTVMFFIInt => self.out.extend_from_slice(v.get::<i64>()?.to_string().as_bytes()),
             ti::kTVMFFIBigInt => {
                 // SAFETY: a BigInt's words live in the object `v` holds.
-                let words = unsafe { crate::big_int::content_words(v.as_raw()) }.unwrap_or(&[]);
-                self.out.extend_from_slice(crate::big_int::decimal::to_decimal(words).as_bytes());
+                let words = unsafe { crate::values::big_int::content_words(v.as_raw()) }.unwrap_or(&[]);
+                self.out.extend_from_slice(crate::values::big_int::decimal::to_decimal(words).as_bytes());
             }
             ti::kTVMFFIFloat => self.out.extend_from_slice(format_float(v.get::<f64>()?).as_bytes()),
             ti::kTVMFFIStr | ti::kTVMFFISmallStr => escape_string(v.view().str_bytes().unwrap_or_default(), &mut self.out),

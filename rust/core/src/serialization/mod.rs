@@ -11,10 +11,10 @@ pub mod json;
 pub mod json_graph;
 pub mod repr;
 
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::arg;
-use crate::function::Function;
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::arg;
+use crate::values::function::Function;
 
 /// A builtin global: its name and its function.
 pub(crate) type Global = (&'static str, Result<Function, Error>);
@@ -24,7 +24,7 @@ pub(crate) fn register_globals() -> Vec<Global> {
         (
             "ffi.json.Parse",
             Function::from_closure(|args| {
-                crate::function::expect_args(args, 1, "ffi.json.Parse")?;
+                crate::values::function::expect_args(args, 1, "ffi.json.Parse")?;
                 let text = args[0].str_bytes().ok_or_else(|| Error::type_error(format!("ffi.json.Parse expects str, got {}", args[0].type_key())))?;
                 json::parse(text)
             }),

@@ -19,13 +19,13 @@
 use std::collections::HashMap;
 
 use crate::abi::{field_flag, type_index as ti};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, List, Shape};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::structural::{deep_stack, hook_callback};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::c_number_format::stream_default;
 
@@ -245,7 +245,7 @@ impl Printer {
             (Some(text), _) => Some(text),
             (None, ti::kTVMFFISmallStr | ti::kTVMFFIStr) => Some(escape_py(value.view().str_bytes().unwrap_or_default())),
             (None, ti::kTVMFFISmallBytes | ti::kTVMFFIBytes) => Some(format_bytes(value.view().str_bytes().unwrap_or_default())),
-            (None, ti::kTVMFFIBigInt) => Some(crate::big_int::decimal::to_decimal(&crate::big_int::hooks::words_of(raw)?)),
+            (None, ti::kTVMFFIBigInt) => Some(crate::values::big_int::decimal::to_decimal(&crate::values::big_int::hooks::words_of(raw)?)),
             (None, i) if !crate::structural::is_object_index(i) => Some(value.type_key()),
             _ => None,
         };

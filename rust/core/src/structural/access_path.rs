@@ -13,13 +13,13 @@
 use std::sync::OnceLock;
 
 use crate::abi::TVMFFIObject;
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
-use crate::type_registry;
+use crate::types::type_registry;
 
 /// `AccessKind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

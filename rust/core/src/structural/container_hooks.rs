@@ -13,13 +13,13 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, List};
-use crate::error::Error;
-use crate::function::panic_message;
-use crate::native_hook::pointer_value;
+use crate::values::error::Error;
+use crate::values::function::panic_message;
+use crate::reflection::native_hook::pointer_value;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::mutate::protocol::{self as mprot, MutatorBase, MutatorRef};
 use super::visit::protocol::{self as vprot, VisitorBase, VisitorRef};

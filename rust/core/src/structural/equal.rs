@@ -27,11 +27,11 @@
 //! recurses without end on cyclic ones).
 
 use crate::abi::type_index as ti;
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, Shape};
 use crate::tensor::Tensor;
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
 use super::access_path::{AccessPath, AccessStep};
@@ -203,7 +203,7 @@ impl Equal {
         }
         let li = lhs.type_index();
         if li == ti::kTVMFFIBigInt {
-            let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
+            let words = |v: &Any| crate::values::big_int::hooks::words_of(v.as_raw());
             return Ok(Started::Decided(words(&lhs)? == words(&rhs)?));
         }
         let (Ok(lo), Ok(ro)) = (lhs.into_object(), rhs.into_object()) else {

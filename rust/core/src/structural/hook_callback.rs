@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::Function;
 
 /// Run `use_fn` with a Function that calls `body(state, args)`.
 pub fn with_scoped_callback<S: 'static, R>(

@@ -8,10 +8,10 @@
 use std::sync::OnceLock;
 
 use crate::abi::{TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::{arg, expect_args, Function};
-use crate::native_hook::{expected_raw, pointer_value};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::{arg, expect_args, Function};
+use crate::reflection::native_hook::{expected_raw, pointer_value};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 
@@ -90,7 +90,7 @@ unsafe extern "C" fn any_equal_hook(lhs: *const TVMFFIAny, rhs: *const TVMFFIAny
     })
 }
 
-fn new_key(args: &[crate::any::AnyView<'_>]) -> Result<Any, Error> {
+fn new_key(args: &[crate::values::any::AnyView<'_>]) -> Result<Any, Error> {
     expect_args(args, 1, "ffi.StructuralKey")?;
     Ok(Any::from_object(StructuralKey::new(args[0].to_owned()?)?.into_object()))
 }

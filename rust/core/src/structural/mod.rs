@@ -27,11 +27,11 @@ pub mod visit;
 pub mod visit_error_context;
 
 use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
-use crate::any::Any;
-use crate::error::{byte_slice, Error};
-use crate::function::Function;
+use crate::values::any::Any;
+use crate::values::error::{byte_slice, Error};
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 /// `TVMFFISEqHashKind`.
 pub mod kind {

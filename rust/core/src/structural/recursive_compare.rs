@@ -23,12 +23,12 @@
 use std::collections::HashSet;
 
 use crate::abi::{field_flag, type_index as ti};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, List, Shape};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 use super::typed_args::Sig;
 use super::{deep_stack, Global, MapLike};
@@ -196,8 +196,8 @@ impl Comparer {
         // Integers compare by value across their inline and BigInt forms.
         let is_int = |i| matches!(i, ti::kTVMFFIInt | ti::kTVMFFIBigInt);
         if is_int(lti) && is_int(rti) && (lti == ti::kTVMFFIBigInt || rti == ti::kTVMFFIBigInt) {
-            let words = |v: &Any| crate::big_int::hooks::words_of(v.as_raw());
-            return Ok(Some(sign(crate::big_int::hooks::compare_words(&words(lhs)?, &words(rhs)?))));
+            let words = |v: &Any| crate::values::big_int::hooks::words_of(v.as_raw());
+            return Ok(Some(sign(crate::values::big_int::hooks::compare_words(&words(lhs)?, &words(rhs)?))));
         }
         if lti != rti {
             return self

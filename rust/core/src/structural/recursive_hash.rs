@@ -20,12 +20,12 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::abi::{field_flag, type_index as ti};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Shape;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::recursive_compare::MAX_DEPTH;
 use super::typed_args::Sig;

@@ -10,7 +10,7 @@
 //! itself calls back into the traversal) nests natively — bounded by
 //! [`enter`] with an error rather than a crash.
 
-use crate::error::Error;
+use crate::values::error::Error;
 
 /// What to do with a nested step's result.
 pub(crate) type Then<'a, T> = Box<dyn FnOnce(Result<T, Error>) -> Step<'a, T> + 'a>;

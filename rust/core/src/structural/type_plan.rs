@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 
 use crate::abi::{field_flag, TVMFFIFieldInfo};
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 /// The structural facts of one type.
 pub(crate) struct TypePlan {

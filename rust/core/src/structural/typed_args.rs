@@ -6,12 +6,12 @@
 //! (`Array[index 0: Array[index 1: int]]`).
 
 use crate::abi::type_index as ti;
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry::type_key_of;
+use crate::types::type_registry::type_key_of;
 
 /// A global's typed signature.
 pub(crate) struct Sig {
@@ -93,7 +93,7 @@ impl Sig {
     pub fn object(&self, args: &[AnyView<'_>], i: usize, index: i32) -> Result<ObjectRef, Error> {
         let actual = args[i].type_index();
         if actual < ti::kTVMFFIStaticObjectBegin
-            || !crate::type_registry::is_instance(actual, index)
+            || !crate::types::type_registry::is_instance(actual, index)
         {
             return Err(self.mismatch(args, i));
         }
@@ -183,7 +183,7 @@ pub fn type_index_matches(actual: i32, target: i32) -> bool {
     {
         return false;
     }
-    crate::type_registry::is_instance(actual, target)
+    crate::types::type_registry::is_instance(actual, target)
 }
 
 /// The first entry matching a value of type `type_index`.

@@ -25,13 +25,13 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, List};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
 use super::typed_args::Sig;
@@ -134,7 +134,7 @@ pub fn update_visit_error_context(err: Error, node: &TVMFFIAny) -> Error {
     let attach = || -> Result<Error, Error> {
         let node = Any::from_view(node)?;
         let obj = err.to_object()?;
-        let previous = crate::error::extra_context(&obj);
+        let previous = crate::values::error::extra_context(&obj);
         if let Some(prev) = &previous {
             if let Ok(ctx) = prev.clone().downcast::<VisitErrorContextObj>() {
                 if let Some(list) = ctx.reverse_visit_pattern.clone() {
@@ -144,7 +144,7 @@ pub fn update_visit_error_context(err: Error, node: &TVMFFIAny) -> Error {
             }
         }
         let ctx = VisitErrorContext::new(vec![node.get::<ObjectRef>()?], previous)?;
-        crate::error::set_extra_context(&obj, ctx.into_object());
+        crate::values::error::set_extra_context(&obj, ctx.into_object());
         Ok(Error::from_object(obj))
     };
     match attach() {

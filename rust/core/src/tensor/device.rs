@@ -5,9 +5,9 @@
 //! (`"cuda:1"`, `"cpu"`; text after a space is ignored, as upstream does).
 
 use crate::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny};
-use crate::any::{Any, FromAny};
-use crate::error::Error;
-use crate::type_registry::type_key_of;
+use crate::values::any::{Any, FromAny};
+use crate::values::error::Error;
+use crate::types::type_registry::type_key_of;
 use tether_sys::dlpack::device_type as dev;
 
 /// The device names TVM-FFI parses, with their types.

@@ -13,9 +13,9 @@
 //! and `handlex2` print as `handle`, and lanes wrap to 16 bits.
 
 use crate::abi::DLDataType;
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use tether_sys::dlpack::dtype_code as code;
 
 /// The name of each builtin type code, as printed before the bits.

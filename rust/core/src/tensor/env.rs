@@ -13,7 +13,7 @@ use std::ffi::{c_char, c_void, CStr};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::error::{self, Error};
+use crate::values::error::{self, Error};
 use crate::tensor::Tensor;
 use tether_sys::dlpack::{
     DLManagedTensorVersioned, DLPackManagedTensorAllocator, DLPackManagedTensorAllocatorFn, DLTensor, TVMFFIStreamHandle,

@@ -13,10 +13,10 @@ pub mod tensor;
 pub use tensor::{Tensor, TensorObj};
 
 use crate::abi::{type_index as ti, DLDevice};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, List, Map};
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use tether_sys::dlpack::device_type::kDLCPU;
 
 /// The first device other than CPU among the Tensors reachable from
@@ -49,7 +49,7 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
     vec![(
         "ffi.ContainerFindFirstNonCPUDevice",
         Function::from_closure(|args| {
-            crate::function::expect_args(args, 1, "ffi.ContainerFindFirstNonCPUDevice")?;
+            crate::values::function::expect_args(args, 1, "ffi.ContainerFindFirstNonCPUDevice")?;
             Ok(Any::device(find_first_non_cpu_device(&args[0].to_owned()?)?))
         }),
     )]

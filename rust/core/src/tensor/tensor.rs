@@ -21,7 +21,7 @@ use std::ffi::c_void;
 use std::ptr::{self, NonNull};
 
 use crate::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIObject};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use tether_sys::dlpack::{
     device_type as dev, DLManagedTensor, DLManagedTensorVersioned, DLPackVersion, DLTensor,

@@ -34,8 +34,8 @@
 use std::ffi::c_void;
 
 use crate::abi::{TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 
 use super::any_hash::{any_equal, any_hash};
 

@@ -4,8 +4,8 @@
 //! headers expects. The layout and its invariants are in the parent module.
 
 use crate::abi::TVMFFIAny;
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 
 use super::*;
 

@@ -10,11 +10,11 @@
 //! BigInt, never as a float.
 
 use crate::abi::type_index as ti;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Map};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 pub(super) fn invalid(msg: impl std::fmt::Display) -> Error {
     Error::value_error(format!("Invalid JSON Object Graph: {msg}"))

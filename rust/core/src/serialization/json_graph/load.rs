@@ -12,13 +12,13 @@
 use std::collections::HashSet;
 
 use crate::abi::{field_flag, type_index as ti, DLDevice, TVMFFIFieldInfo};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Dict, List, Map, Shape};
 use crate::dataclass;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::graph_node::{inline_float, invalid, kind_of, GraphNode};
 use super::{array_of, base64_decode, obj_any};

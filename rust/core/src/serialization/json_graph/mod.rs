@@ -19,10 +19,10 @@ mod graph_node;
 mod load;
 mod save;
 
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, Map};
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
 pub use super::base64::{base64_decode, base64_encode};
@@ -41,7 +41,7 @@ fn array_of(items: Vec<Any>) -> Result<Any, Error> {
 }
 
 pub(crate) fn globals() -> Vec<crate::serialization::Global> {
-    let metadata = |args: &[crate::any::AnyView<'_>]| args.get(1).map_or(Ok(Any::none()), |a| a.to_owned());
+    let metadata = |args: &[crate::values::any::AnyView<'_>]| args.get(1).map_or(Ok(Any::none()), |a| a.to_owned());
     vec![
         (
             "ffi.ToJSONGraph",

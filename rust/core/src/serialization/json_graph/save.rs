@@ -6,14 +6,14 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::abi::type_index as ti;
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::{Array, List, Map, Shape};
 use crate::dataclass;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::serialization::repr::dtype_text;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::{array_of, base64_encode, map_of, obj_any};
 

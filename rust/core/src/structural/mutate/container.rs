@@ -6,10 +6,10 @@
 //! called by compiled code, run the same steps to completion.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::containers::map_cell::{CellRef, Kv, MapCell};
 use crate::containers::{Array, Dict, List, Map};
-use crate::error::Error;
+use crate::values::error::Error;
 use crate::structural::trampoline::{self, Step};
 
 use super::descent::attempt;

@@ -12,11 +12,11 @@
 //! natively and visits its children by calling back into the mutator.
 
 use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIFieldInfo};
-use crate::any::Any;
+use crate::values::any::Any;
 use crate::dataclass;
-use crate::error::Error;
-use crate::function::Function;
-use crate::native_hook::{call_expected, Hook};
+use crate::values::error::Error;
+use crate::values::function::Function;
+use crate::reflection::native_hook::{call_expected, Hook};
 use crate::object::ObjectRef;
 use crate::structural::active_path::{can_close_cycle, Descent};
 use crate::structural::container_hooks::{self, BuiltinMutate};
@@ -24,7 +24,7 @@ use crate::structural::trampoline::Step;
 use crate::structural::visit::declared_kind;
 use crate::structural::visit_error_context::update_visit_error_context;
 use crate::structural::{def_region, kind};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::protocol::{decode, from_value, keeps, unique, MutateFn, MutatorRef, UNCHANGED};
 use super::{InplaceMode, Mutated};

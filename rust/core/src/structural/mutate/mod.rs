@@ -42,10 +42,10 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::{arg, panic_message, Function};
-use crate::native_hook::{call_expected, raw_error};
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::{arg, panic_message, Function};
+use crate::reflection::native_hook::{call_expected, raw_error};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
 

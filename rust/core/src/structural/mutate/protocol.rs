@@ -28,13 +28,13 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
-use crate::error::Error;
-use crate::native_hook::{from_expected_raw, raw_error};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::reflection::native_hook::{from_expected_raw, raw_error};
 use crate::object::{self, ObjectRef, ObjectType};
 use crate::structural::def_region;
 use crate::structural::trampoline;
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::{InplaceMode, Mutated, StructuralMutatorObj};
 

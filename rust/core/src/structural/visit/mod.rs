@@ -41,13 +41,13 @@ use std::sync::atomic::AtomicI32;
 use std::sync::OnceLock;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::{arg, panic_message, Function};
-use crate::native_hook::call_expected;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::{arg, panic_message, Function};
+use crate::reflection::native_hook::call_expected;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::trampoline::{self, Step};
 use super::typed_args::{find_entry, Entry, Sig};

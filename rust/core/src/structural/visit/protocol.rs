@@ -20,11 +20,11 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
-use crate::error::Error;
-use crate::native_hook::{call_expected, from_expected_raw, raw_error, Hook};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::reflection::native_hook::{call_expected, from_expected_raw, raw_error, Hook};
 use crate::object::{ObjectRef, ObjectType};
-use crate::type_registry;
+use crate::types::type_registry;
 
 use super::{declared_kind, optional_interrupt, StructuralVisitorObj, Visited};
 use crate::structural::active_path::{can_close_cycle, Descent};

@@ -8,13 +8,13 @@
 use std::ffi::c_void;
 
 use crate::abi::{field_flag, type_index as ti, TVMFFISafeCallType};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::Function;
+use crate::values::error::Error;
+use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::structural::typed_args::Sig;
-use crate::type_registry::{self, type_key_of};
+use crate::types::type_registry::{self, type_key_of};
 
 type Global = (&'static str, Result<Function, Error>);
 

@@ -30,7 +30,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::{TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader};
-use crate::error::Error;
+use crate::values::error::Error;
 
 pub use crate::abi::MARKER_REGISTRY_ALLOCATED;
 

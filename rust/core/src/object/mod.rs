@@ -37,8 +37,9 @@ use crate::abi::{
     kTVMFFIObjectDeleterFlagBitMaskBoth, kTVMFFIObjectDeleterFlagBitMaskStrong, kTVMFFIObjectDeleterFlagBitMaskWeak,
     TVMFFIObject,
 };
-use crate::alloc_header;
-use crate::error::Error;
+pub mod alloc_header;
+
+use crate::values::error::Error;
 
 pub const COMBINED_STRONG_ONE: u64 = 1;
 pub const COMBINED_WEAK_ONE: u64 = 1 << 32;
@@ -265,7 +266,7 @@ pub unsafe trait ObjectType: Sized + Send + Sync + 'static {
 /// [`crate::object_type!`].
 pub fn lazy_type_index(cell: &'static OnceLock<i32>, key: &str, parent: i32) -> i32 {
     *cell.get_or_init(|| {
-        crate::type_registry::get_or_alloc_index(key, -1, parent)
+        crate::types::type_registry::get_or_alloc_index(key, -1, parent)
             .unwrap_or_else(|e| panic!("registering type {key}: {}", e.message()))
     })
 }
@@ -360,7 +361,7 @@ impl ObjectRef {
 
     /// Whether this object is a `T` or a subtype of it.
     pub fn is<T: ObjectType>(&self) -> bool {
-        crate::type_registry::is_instance(self.type_index(), T::type_index())
+        crate::types::type_registry::is_instance(self.type_index(), T::type_index())
     }
 
     /// Downcast to a typed pointer.
@@ -372,7 +373,7 @@ impl ObjectRef {
             Err(Error::type_error(format!(
                 "expected {}, got {}",
                 T::TYPE_KEY,
-                crate::type_registry::type_key_of(self.type_index())
+                crate::types::type_registry::type_key_of(self.type_index())
             )))
         }
     }
@@ -402,7 +403,7 @@ impl Drop for ObjectRef {
 
 impl std::fmt::Debug for ObjectRef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}@{:p}", crate::type_registry::type_key_of(self.type_index()), self.ptr)
+        write!(f, "{}@{:p}", crate::types::type_registry::type_key_of(self.type_index()), self.ptr)
     }
 }
 

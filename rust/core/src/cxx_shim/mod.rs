@@ -17,11 +17,11 @@
 use std::ffi::c_int;
 
 use crate::abi::TVMFFIAny;
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::c_api::guard;
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::{arg, expect_args};
+use crate::values::error::Error;
+use crate::values::function::{arg, expect_args};
 use crate::serialization::{deep_copy, json, json_graph, repr};
 use crate::structural::visit_error_context::{find_access_paths, VisitErrorContext};
 use crate::structural::{equal, hash, recursive_compare, recursive_hash};

@@ -14,10 +14,10 @@ use std::marker::PhantomData;
 use std::ptr::NonNull;
 
 use crate::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
-use crate::error::{byte_slice, Error};
+use crate::values::error::{byte_slice, Error};
 use crate::object::{ObjectPtr, ObjectRef, ObjectType};
-use crate::string;
-use crate::type_registry::type_key_of;
+use crate::values::string;
+use crate::types::type_registry::type_key_of;
 
 /// An owned value of any FFI type.
 #[repr(transparent)]

@@ -6,8 +6,8 @@
 //! block. String and Bytes share this layout.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
-use crate::any::Any;
-use crate::error::{byte_slice, Error};
+use crate::values::any::Any;
+use crate::values::error::{byte_slice, Error};
 use crate::object::{header_placeholder, ObjectPtr, ObjectType};
 
 /// Longest content stored inline.

@@ -9,7 +9,8 @@
 //! use tether_core::abi::TVMFFIObject;
 //! use tether_core::object::header_placeholder;
 //! use tether_core::reflection::TypeBuilder;
-//! use tether_core::{dataclass, type_registry, ObjectPtr, ObjectType};
+//! use tether_core::types::type_registry;
+//! use tether_core::{dataclass, ObjectPtr, ObjectType};
 //!
 //! #[repr(C)]
 //! struct Point { header: TVMFFIObject, x: i64, y: f64 }
@@ -23,6 +24,10 @@
 //! assert_eq!(dataclass::get_field(&p, fx).unwrap().get::<i64>().unwrap(), 3);
 //! ```
 
+pub(crate) mod builtin_attrs;
+pub(crate) mod globals;
+pub(crate) mod native_hook;
+
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
 
@@ -30,11 +35,11 @@ use crate::abi::{
     field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo, TVMFFIObjectHandle,
     TVMFFITypeMetadata,
 };
-use crate::any::{Any, FromAny};
-use crate::error::{self, Error};
-use crate::function::{arg, Function};
+use crate::values::any::{Any, FromAny};
+use crate::values::error::{self, Error};
+use crate::values::function::{arg, Function};
 use crate::object::{ObjectPtr, ObjectRef, ObjectType};
-use crate::type_registry;
+use crate::types::type_registry;
 
 /// A Rust type that can be stored in a reflected field.
 pub trait FieldValue: Sized + 'static {

@@ -14,9 +14,9 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::{panic_message, Function};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::{panic_message, Function};
 use crate::object::ObjectRef;
 
 /// An `ffi.Error` value in raw form (an owned reference).

@@ -6,7 +6,7 @@
 //! upstream's library holds, in the same form (a native pointer, an
 //! `ffi.Function` or a bool): `__ffi_convert__` on the builtin object types
 //! (the conversion of their C++ reference classes), finality of ffi.Module
-//! and ffi.BigInt, BigInt's hooks ([`crate::big_int::hooks`]), and the
+//! and ffi.BigInt, BigInt's hooks ([`crate::values::big_int::hooks`]), and the
 //! reflection of the structural types (access paths, visit interrupts,
 //! visitors, mutators, structural keys, visit error contexts).
 //!
@@ -19,11 +19,11 @@ use std::cell::Cell;
 use std::sync::Once;
 
 use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, Dict, List, Map, Shape};
-use crate::error::Error;
-use crate::function::{expect_args, Function};
-use crate::type_registry;
+use crate::values::error::Error;
+use crate::values::function::{expect_args, Function};
+use crate::types::type_registry;
 
 thread_local! {
     static REGISTERING: Cell<bool> = const { Cell::new(false) };
@@ -60,7 +60,7 @@ fn register() -> Result<(), Error> {
         &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: 48, structural_eq_hash_kind: 0 },
     )?;
     type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())?;
-    crate::big_int::hooks::register()?;
+    crate::values::big_int::hooks::register()?;
     crate::enum_type::register()?;
     crate::structural::ensure_reflection();
     crate::structural::container_hooks::register()?;

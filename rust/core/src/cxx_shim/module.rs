@@ -7,10 +7,10 @@
 use std::ffi::{c_int, c_void};
 
 use crate::abi::{type_index as ti, TVMFFIAny};
-use crate::any::{Any, AnyView};
+use crate::values::any::{Any, AnyView};
 use crate::containers::Array;
-use crate::error::Error;
-use crate::function::{arg, expect_args, Function};
+use crate::values::error::Error;
+use crate::values::function::{arg, expect_args, Function};
 use crate::module::library::{drop_state, library_of_state};
 use crate::module::symbols;
 use crate::module::{self, Module};

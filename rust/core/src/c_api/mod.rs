@@ -15,14 +15,15 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::*;
-use crate::alloc_header;
-use crate::any::Any;
+use crate::object::alloc_header;
+use crate::values::any::Any;
 use crate::containers::OpaqueObj;
-use crate::error::{self, byte_slice, Error, ErrorObj};
-use crate::function::{panic_message, Function};
+use crate::values::error::{self, byte_slice, Error, ErrorObj};
+use crate::values::function::{panic_message, Function};
 use crate::object::{self, ObjectRef};
-use crate::type_registry;
+use crate::types::type_registry;
 
+pub mod api_table;
 mod big_int;
 mod dlpack;
 mod env;
@@ -356,7 +357,7 @@ pub unsafe extern "C" fn TVMFFIFunctionSetGlobalFromMethodInfo(
         let metadata = utf8(metadata, "TVMFFIFunctionSetGlobalFromMethodInfo", "metadata")?;
         let f = Function::from_object(f)?;
         Function::set_global(name, f.clone(), allow_override != 0)?;
-        crate::function_metadata::record(name, &f, metadata);
+        crate::values::function_metadata::record(name, &f, metadata);
         Ok(())
     })
 }
@@ -481,7 +482,7 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
 pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
     guard("TVMFFIStringFromByteArray", || {
         let b = bytes(input, "TVMFFIStringFromByteArray", "input")?;
-        *out_ptr(out, "TVMFFIStringFromByteArray")? = crate::string::make_str_or_bytes(b, false)?.into_raw();
+        *out_ptr(out, "TVMFFIStringFromByteArray")? = crate::values::string::make_str_or_bytes(b, false)?.into_raw();
         Ok(())
     })
 }
@@ -490,7 +491,7 @@ pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray
 pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
     guard("TVMFFIBytesFromByteArray", || {
         let b = bytes(input, "TVMFFIBytesFromByteArray", "input")?;
-        *out_ptr(out, "TVMFFIBytesFromByteArray")? = crate::string::make_str_or_bytes(b, true)?.into_raw();
+        *out_ptr(out, "TVMFFIBytesFromByteArray")? = crate::values::string::make_str_or_bytes(b, true)?.into_raw();
         Ok(())
     })
 }

@@ -2,8 +2,8 @@
 //! significant first), as TVM-FFI prints and parses `BigInt`: an optional
 //! minus sign, then the digits without leading zeros (`0` for zero).
 
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 
 /// 10^19, the largest power of ten below 2^64.
 const CHUNK: u64 = 10_000_000_000_000_000_000;
@@ -117,7 +117,7 @@ mod tests {
                 crate::abi::type_index::kTVMFFIInt => vec![v.get::<i64>().unwrap()],
                 _ => {
                     // SAFETY: `v` is alive while its words are read.
-                    unsafe { crate::big_int::content_words(v.as_raw()) }.unwrap().to_vec()
+                    unsafe { crate::values::big_int::content_words(v.as_raw()) }.unwrap().to_vec()
                 }
             };
             assert_eq!(to_decimal(&words), text);

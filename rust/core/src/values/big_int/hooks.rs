@@ -8,11 +8,11 @@
 use std::cmp::Ordering;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFITypeMetadata, TVMFFIByteArray};
-use crate::any::{Any, AnyView};
-use crate::error::Error;
-use crate::function::{arg, Function};
-use crate::native_hook::{expected_raw, pointer_value};
-use crate::type_registry;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
+use crate::reflection::native_hook::{expected_raw, pointer_value};
+use crate::types::type_registry;
 
 use super::{content_words, decimal};
 

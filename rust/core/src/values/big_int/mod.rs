@@ -12,8 +12,8 @@
 //! registers for the type.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
-use crate::any::Any;
-use crate::error::Error;
+use crate::values::any::Any;
+use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectType};
 
 pub mod decimal;

@@ -12,9 +12,9 @@
 use std::collections::HashMap;
 use std::sync::{OnceLock, RwLock};
 
-use crate::any::Any;
-use crate::error::Error;
-use crate::function::{arg, Function};
+use crate::values::any::Any;
+use crate::values::error::Error;
+use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
 /// name -> (the function the metadata was recorded with, metadata JSON).

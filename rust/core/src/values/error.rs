@@ -63,7 +63,7 @@ impl Error {
         if obj.type_index() != type_index::kTVMFFIError {
             return Error::type_error(format!(
                 "expected ffi.Error, got {}",
-                crate::type_registry::type_key_of(obj.type_index())
+                crate::types::type_registry::type_key_of(obj.type_index())
             ));
         }
         // SAFETY: type index checked: the object is an ErrorCell holder.

@@ -15,8 +15,8 @@ use std::sync::OnceLock;
 use parking_lot::RwLock;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFunctionCell, TVMFFIObject, TVMFFISafeCallType};
-use crate::any::{Any, AnyView};
-use crate::error::{self, Error};
+use crate::values::any::{Any, AnyView};
+use crate::values::error::{self, Error};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 
 /// The signature of a Rust function body.
@@ -156,7 +156,7 @@ impl Function {
         } else {
             Err(Error::type_error(format!(
                 "expected ffi.Function, got {}",
-                crate::type_registry::type_key_of(obj.type_index())
+                crate::types::type_registry::type_key_of(obj.type_index())
             )))
         }
     }
@@ -256,7 +256,7 @@ fn globals() -> &'static RwLock<HashMap<String, ObjectRef>> {
 }
 
 /// Read argument `i` as a `T`, with an error that names the argument.
-pub fn arg<T: crate::any::FromAny>(args: &[AnyView<'_>], i: usize, name: &str) -> Result<T, Error> {
+pub fn arg<T: crate::values::any::FromAny>(args: &[AnyView<'_>], i: usize, name: &str) -> Result<T, Error> {
     let v = args
         .get(i)
         .ok_or_else(|| Error::type_error(format!("missing argument {i} ({name}): got {} arguments", args.len())))?;
