@@ -10,7 +10,8 @@
 
 use std::ffi::c_int;
 
-use super::{bytes, guard, out_ptr};
+use super::checked_args::{bytes, out_ptr};
+use super::guard::guard;
 use crate::abi::*;
 use crate::values::big_int;
 use crate::values::error::{self, Error};

@@ -10,7 +10,8 @@
 use std::ffi::c_int;
 use std::ptr::NonNull;
 
-use super::{bytes, guard, handle, out_ptr};
+use super::checked_args::{bytes, handle, non_null, out_ptr};
+use super::guard::guard;
 use crate::abi::*;
 use crate::values::any::Any;
 use crate::values::error::Error;
@@ -104,7 +105,7 @@ pub unsafe extern "C" fn TVMFFITensorCreateUnsafeView(
     guard(F, || {
         let out = out_ptr(out, F)?;
         let source = tensor_handle(source, F)?;
-        let prototype = super::non_null(prototype, F, "prototype")?;
+        let prototype = non_null(prototype, F, "prototype")?;
         // SAFETY: a valid prototype over the source's memory (caller contract).
         let view = unsafe { Tensor::create_unsafe_view(&source, prototype)? };
         *out = view.into_object().into_raw() as TVMFFIObjectHandle;
@@ -130,7 +131,7 @@ pub unsafe extern "C" fn TVMFFIDataTypeToString(dtype: *const DLDataType, out: *
     const F: &str = "TVMFFIDataTypeToString";
     guard(F, || {
         let out = out_ptr(out, F)?;
-        let d = *super::non_null(dtype, F, "dtype")?;
+        let d = *non_null(dtype, F, "dtype")?;
         *out = Any::string(&dtype::to_string(d)?)?.into_raw();
         Ok(())
     })
@@ -185,7 +186,7 @@ pub unsafe extern "C" fn TVMFFIEnvTensorAlloc(prototype: *mut DLTensor, out: *mu
     let mut allocator_rc = 0;
     let rc = guard(F, || {
         let out = out_ptr(out, F)?;
-        super::non_null(prototype, F, "prototype")?;
+        non_null(prototype, F, "prototype")?;
         // SAFETY: a valid prototype (module contract).
         match unsafe { env::env_tensor_alloc(prototype) } {
             Ok(t) => {

@@ -14,7 +14,7 @@
 use std::ffi::{c_char, c_int, c_void};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
-use super::guard;
+use super::guard::guard;
 use crate::values::error::Error;
 
 static CHECK_SIGNALS: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());

@@ -9,7 +9,7 @@
 //! access the ABI documents; handles are live objects on which the caller
 //! holds a reference.
 
-use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ffi::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, Ordering};
@@ -18,13 +18,15 @@ use crate::abi::*;
 use crate::object::alloc_header;
 use crate::values::any::Any;
 use crate::containers::OpaqueObj;
-use crate::values::error::{self, byte_slice, Error, ErrorObj};
-use crate::values::function::{panic_message, Function};
+use crate::values::error::{self, Error, ErrorObj};
+use crate::values::function::Function;
 use crate::object::{self, ObjectRef};
 use crate::types::type_registry;
 
 pub mod api_table;
 mod big_int;
+mod checked_args;
+mod guard;
 mod dlpack;
 mod env;
 mod module;
@@ -33,60 +35,8 @@ pub use dlpack::*;
 pub use env::*;
 pub use module::*;
 
-/// Run `f`, turning `Err` and panics into a raised error and -1.
-pub(crate) fn guard(name: &str, f: impl FnOnce() -> Result<(), Error>) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => 0,
-        Ok(Err(e)) => {
-            error::set_raised(e);
-            -1
-        }
-        Err(p) => {
-            error::set_raised(match p.downcast::<Error>() {
-                // An error thrown through code that cannot return it.
-                Ok(e) => *e,
-                Err(p) => Error::runtime_error(format!("{name}: internal panic: {}", panic_message(&*p))),
-            });
-            -1
-        }
-    }
-}
-
-fn non_null<'a, T>(p: *const T, func: &str, what: &str) -> Result<&'a T, Error> {
-    // SAFETY: non-NULL pointers are valid per the module contract.
-    unsafe { p.as_ref() }.ok_or_else(|| Error::value_error(format!("{func}: {what} is NULL")))
-}
-
-fn out_ptr<'a, T>(p: *mut T, func: &str) -> Result<&'a mut T, Error> {
-    // SAFETY: as above.
-    unsafe { p.as_mut() }.ok_or_else(|| Error::value_error(format!("{func}: output pointer is NULL")))
-}
-
-fn handle(h: TVMFFIObjectHandle, func: &str) -> Result<NonNull<TVMFFIObject>, Error> {
-    NonNull::new(h as *mut TVMFFIObject).ok_or_else(|| Error::value_error(format!("{func}: object handle is NULL")))
-}
-
-fn bytes<'a>(b: *const TVMFFIByteArray, func: &str, what: &str) -> Result<&'a [u8], Error> {
-    let b = non_null(b, func, what)?;
-    if b.size > 0 && b.data.is_null() {
-        return Err(Error::value_error(format!("{func}: {what} has size {} but NULL data", b.size)));
-    }
-    // SAFETY: validated above; valid per the module contract.
-    Ok(unsafe { byte_slice(b) })
-}
-
-fn utf8<'a>(b: &'a [u8], func: &str, what: &str) -> Result<&'a str, Error> {
-    std::str::from_utf8(b).map_err(|_| Error::value_error(format!("{func}: {what} is not valid UTF-8")))
-}
-
-fn cstr_lossy(p: *const c_char) -> String {
-    if p.is_null() {
-        "<null>".to_string()
-    } else {
-        // SAFETY: non-NULL C strings are NUL-terminated per the contract.
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
-}
+use checked_args::{bytes, cstr_lossy, handle, non_null, out_ptr, utf8};
+pub(crate) use guard::guard;
 
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIGetVersion(out_version: *mut TVMFFIVersion) {

@@ -8,7 +8,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 
-use super::guard;
+use super::guard::guard;
 use crate::values::error::Error;
 use crate::module::symbols;
 use crate::module::Module;
