@@ -33,7 +33,6 @@ pub mod structural;
 pub mod tensor;
 pub mod types;
 pub mod values;
-mod builtins;
 
 pub use values::any::{Any, AnyView, FromAny, IntoAny};
 pub use containers::{Array, Dict, List, Map, Shape};
@@ -41,3 +40,35 @@ pub use values::error::Error;
 pub use values::function::Function;
 pub use tensor::Tensor;
 pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};
+
+/// The builtin globals of every layer, which the global function table
+/// (`values::global_table`) installs when it is first touched: it declares
+/// this function and the linker joins the two, so the table names no layer
+/// above it.
+#[no_mangle]
+fn tether_core_builtin_globals() -> Vec<values::global_table::Builtin> {
+    let mut all = values::global_table::globals_of_the_table();
+    all.extend(values::function_metadata::builtins());
+    all.extend(containers::globals::builtins());
+    all.extend(tensor::builtins());
+    all.extend(module::globals::builtins());
+    all.extend(reflection::globals::globals());
+    all.push(("tether.dataclass.RegisterType", dataclass::register_type_global()));
+    all.extend(dataclass::auto_init::globals());
+    all.extend(dataclass::py_class::globals());
+    all.extend(dataclass::py_class_fields::globals());
+    all.extend(dataclass::field_default::globals());
+    all.extend(structural::register_globals());
+    all.extend(serialization::register_globals());
+    all
+}
+
+/// The start-up type attributes of every layer, which the type table
+/// (`types::start_up`) installs before its first lookup, joined by the
+/// linker as above.
+#[no_mangle]
+fn tether_core_start_up_type_table() {
+    if let Err(e) = reflection::builtin_attrs::register() {
+        panic!("registering the builtin type attributes: {}", e.message());
+    }
+}

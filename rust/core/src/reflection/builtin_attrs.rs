@@ -15,9 +15,6 @@
 //! registration itself runs (on the same thread) answers from what is
 //! registered so far instead of waiting for itself.
 
-use std::cell::Cell;
-use std::sync::Once;
-
 use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
 use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, Dict, List, Map, Shape};
@@ -25,27 +22,8 @@ use crate::values::error::Error;
 use crate::values::function::{expect_args, Function};
 use crate::types::type_registry;
 
-thread_local! {
-    static REGISTERING: Cell<bool> = const { Cell::new(false) };
-}
-
-/// Register the start-up attributes (once; a no-op inside the registration).
-pub(crate) fn ensure() {
-    static ONCE: Once = Once::new();
-    if ONCE.is_completed() || REGISTERING.with(Cell::get) {
-        return;
-    }
-    ONCE.call_once(|| {
-        REGISTERING.with(|r| r.set(true));
-        let result = register();
-        REGISTERING.with(|r| r.set(false));
-        if let Err(e) = result {
-            panic!("registering the builtin type attributes: {}", e.message());
-        }
-    });
-}
-
-fn register() -> Result<(), Error> {
+/// Register the start-up attributes of the builtin types.
+pub(crate) fn register() -> Result<(), Error> {
     for (index, target) in CONVERSIONS {
         let f = Function::from_closure(move |args: &[AnyView<'_>]| {
             expect_args(args, 1, "__ffi_convert__")?;

@@ -3,5 +3,6 @@
 //! (`type_index_alloc`), and the types every process starts with
 //! (`builtin_types`).
 pub(crate) mod builtin_types;
+pub mod start_up;
 pub(crate) mod type_index_alloc;
 pub mod type_registry;

@@ -307,14 +307,14 @@ pub fn child_slots(index: i32) -> Option<(i32, bool)> {
 /// The index registered for `key`.
 pub fn key_to_index(key: &[u8]) -> Option<i32> {
     // The core's own types (ffi.Enum, ...) are part of the start-up registration.
-    crate::reflection::builtin_attrs::ensure();
+    crate::types::start_up::ensure();
     registry().read().by_key.get(key).copied()
 }
 
 /// The type info of a registered object type.
 pub fn type_info(index: i32) -> Option<&'static TVMFFITypeInfo> {
     // The builtin types' metadata is part of the start-up registration.
-    crate::reflection::builtin_attrs::ensure();
+    crate::types::start_up::ensure();
     info_in(&registry().read(), index)
 }
 
@@ -490,7 +490,7 @@ fn store_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny, as_default: bool)
 
 /// The column of an attribute, if any type registered it.
 pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
-    crate::reflection::builtin_attrs::ensure();
+    crate::types::start_up::ensure();
     let r = registry().read();
     // SAFETY: the column box lives as long as the registry (forever).
     r.attrs.get(attr_name).map(|c| unsafe { &*(&*c.column as *const TVMFFITypeAttrColumn) })
@@ -498,7 +498,7 @@ pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
 
 /// The value of an attribute for one type (None when unset).
 pub fn attr_value(index: i32, attr_name: &[u8]) -> Option<Any> {
-    crate::reflection::builtin_attrs::ensure();
+    crate::types::start_up::ensure();
     let r = registry().read();
     let col = r.attrs.get(attr_name)?;
     let v = col.values.get(usize::try_from(index).ok()?)?;
@@ -633,7 +633,7 @@ mod tests {
 /// `ffi.GetRegisteredTypeKeys`).
 pub fn registered_type_keys() -> Vec<String> {
     // The core's own types (ffi.Enum, ...) are part of the start-up registration.
-    crate::reflection::builtin_attrs::ensure();
+    crate::types::start_up::ensure();
     let mut out: Vec<String> = (0..ti::kTVMFFIStaticObjectBegin).filter_map(pod_type_key).map(str::to_string).collect();
     let r = registry().read();
     for (i, e) in r.entries.iter().enumerate() {

@@ -7,12 +7,9 @@
 //! `safe_call` is always [`trampoline`], which receives the Function object
 //! itself as its handle.
 
-use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::OnceLock;
 
-use parking_lot::RwLock;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFunctionCell, TVMFFIObject, TVMFFISafeCallType};
 use crate::values::any::{Any, AnyView};
@@ -105,7 +102,7 @@ unsafe extern "C" fn trampoline(handle: *mut c_void, args: *const TVMFFIAny, n: 
 
 /// An owning handle to a Function object.
 #[derive(Clone)]
-pub struct Function(ObjectRef);
+pub struct Function(pub(crate) ObjectRef);
 
 impl Function {
     /// Wrap a Rust closure.
@@ -180,45 +177,6 @@ impl Function {
         // SAFETY: AnyView is repr(transparent) over TVMFFIAny.
         unsafe { call_raw(self.0.as_ptr(), args.as_ptr() as *const TVMFFIAny, args.len() as i32) }
     }
-
-    /// Look up a global function.
-    pub fn get_global(name: &str) -> Option<Function> {
-        globals().read().get(name).cloned().map(Function)
-    }
-
-    /// Register a global function; an existing name is an error unless
-    /// `allow_override`.
-    pub fn set_global(name: &str, f: Function, allow_override: bool) -> Result<(), Error> {
-        if name.is_empty() {
-            return Err(Error::value_error("global function name must not be empty"));
-        }
-        let mut g = globals().write();
-        if !allow_override && g.contains_key(name) {
-            return Err(Error::value_error(format!("global function {name} is already registered")));
-        }
-        g.insert(name.to_string(), f.0);
-        Ok(())
-    }
-
-    /// Register a Rust closure as a global function.
-    pub fn register_global<F>(name: &str, f: F) -> Result<(), Error>
-    where
-        F: Fn(&[AnyView<'_>]) -> Result<Any, Error> + Send + Sync + 'static,
-    {
-        Self::set_global(name, Self::from_closure(f)?, false)
-    }
-
-    /// Remove a global function; returns whether it existed.
-    pub fn remove_global(name: &str) -> bool {
-        globals().write().remove(name).is_some()
-    }
-
-    /// All registered global names, sorted.
-    pub fn list_global_names() -> Vec<String> {
-        let mut v: Vec<String> = globals().read().keys().cloned().collect();
-        v.sort();
-        v
-    }
 }
 
 /// Call any Function object's safe-call entry, turning failures into errors.
@@ -239,20 +197,6 @@ pub unsafe fn call_raw(func: *mut TVMFFIObject, args: *const TVMFFIAny, n: i32) 
     } else {
         Err(error::take_raised_or_unknown(rc))
     }
-}
-
-fn globals() -> &'static RwLock<HashMap<String, ObjectRef>> {
-    static G: OnceLock<RwLock<HashMap<String, ObjectRef>>> = OnceLock::new();
-    G.get_or_init(|| {
-        let lock = RwLock::new(HashMap::new());
-        {
-            let mut g = lock.write();
-            for (name, f) in crate::builtins::all() {
-                g.insert(name.to_string(), f.expect("builtin function allocation").0);
-            }
-        }
-        lock
-    })
 }
 
 /// Read argument `i` as a `T`, with an error that names the argument.
