@@ -52,7 +52,7 @@ fn tether_core_builtin_globals() -> Vec<values::global_table::Builtin> {
     all.extend(containers::globals::builtins());
     all.extend(tensor::builtins());
     all.extend(module::globals::builtins());
-    all.extend(reflection::globals::globals());
+    all.extend(dataclass::reflection_globals::globals());
     all.push(("tether.dataclass.RegisterType", dataclass::register_type_global()));
     all.extend(dataclass::auto_init::globals());
     all.extend(dataclass::py_class::globals());
@@ -68,7 +68,20 @@ fn tether_core_builtin_globals() -> Vec<values::global_table::Builtin> {
 /// linker as above.
 #[no_mangle]
 fn tether_core_start_up_type_table() {
-    if let Err(e) = reflection::builtin_attrs::register() {
+    let registered = containers::conversions::register()
+        .and_then(|()| module::object::register_type_attrs())
+        .and_then(|()| structural::big_int_hooks::register())
+        .and_then(|()| enum_type::register())
+        .map(|()| structural::ensure_reflection())
+        .and_then(|()| structural::container_hooks::register());
+    if let Err(e) = registered {
         panic!("registering the builtin type attributes: {}", e.message());
     }
+}
+
+/// What the layers above the type table do when a type first gets an
+/// attribute (declared by `types::type_registry`, joined by the linker).
+#[no_mangle]
+fn tether_core_type_attr_installed(index: i32, attr_name: &[u8]) -> Result<(), Error> {
+    enum_type::on_attr_installed(index, attr_name)
 }

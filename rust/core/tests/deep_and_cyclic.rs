@@ -12,7 +12,7 @@ use tether_core::structural::equal::{first_mismatch, structural_equal};
 use tether_core::structural::hash::structural_hash;
 use tether_core::structural::mutate::structural_map;
 use tether_core::structural::recursive_compare::recursive_eq;
-use tether_core::structural::typed_args::Entry;
+use tether_core::containers::typed_args::Entry;
 use tether_core::structural::visit::structural_walk;
 use tether_core::{Any, Array, Dict, Error, Function, List};
 

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use tether_core::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use tether_core::object::header_placeholder;
 use tether_core::structural::mutate::protocol::{MutatorBase, MutatorVTable};
-use tether_core::structural::typed_args::Entry;
+use tether_core::containers::typed_args::Entry;
 use tether_core::structural::visit::protocol::{VisitorBase, VisitorVTable};
 use tether_core::structural::visit::structural_visit;
 use tether_core::{Any, Array, Function, Map, ObjectPtr, ObjectRef};

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use tether_core::abi::{field_flag, type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
 use tether_core::dataclass::{self, FieldKind, FieldSpec};
 use tether_core::structural::mutate::{structural_map, structural_mutate};
-use tether_core::structural::typed_args::Entry;
+use tether_core::containers::typed_args::Entry;
 use tether_core::structural::visit::{
     interrupt_value, structural_visit, structural_walk, visit_interrupt,
 };

@@ -4,12 +4,14 @@
 pub mod any_hash;
 pub mod array;
 pub mod container_lock;
+pub(crate) mod conversions;
 pub(crate) mod globals;
 pub mod list;
 pub mod map;
 pub mod map_cell;
 pub mod opaque;
 pub mod shape;
+pub mod typed_args;
 
 pub use array::{Array, ArrayObj};
 pub use globals::missing_object;

@@ -38,6 +38,7 @@ mod field_access;
 pub mod native_field;
 pub mod py_class;
 pub mod py_class_fields;
+pub(crate) mod reflection_globals;
 
 pub use field_access::{get_field, set_field};
 use field_access::{getter_for, make_setter, store_slot};

@@ -45,7 +45,7 @@ use crate::values::any::{Any, AnyView};
 use crate::values::error::{self, Error};
 use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::structural::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 use crate::types::type_registry::{self, type_key_of};
 
 /// `int (*)(void* converter, const TVMFFIAny* value, TVMFFIAny* result)`:

@@ -21,7 +21,7 @@ mod registration;
 
 pub use lookup::{canonical_index, get_by_index, int_index, is_enum_type, is_int_enum_type, state_of, str_index};
 pub use objects::{EnumObj, EnumStateObj, IntEnumObj, StrEnumObj};
-pub(crate) use registration::{on_state_registered, register};
+pub(crate) use registration::{on_attr_installed, register};
 
 /// The type attribute under which an enum type keeps its `ffi.EnumState`
 /// (upstream's `type_attr::kEnumState`).

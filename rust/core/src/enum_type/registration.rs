@@ -22,7 +22,7 @@ use crate::values::error::Error;
 use crate::values::function::{arg, Function};
 use crate::object::{ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
-use crate::structural::kind;
+use crate::reflection::structural_kind as kind;
 use crate::types::type_registry;
 
 use super::lookup::{is_enum_type, str_index};
@@ -117,7 +117,14 @@ fn repr_hook() -> Result<Any, Error> {
 
 /// An enum type registered its state: it prints as an enum unless it has
 /// (or later gets) a repr of its own.
-pub(crate) fn on_state_registered(index: i32) -> Result<(), Error> {
+pub(crate) fn on_attr_installed(index: i32, attr_name: &[u8]) -> Result<(), Error> {
+    if attr_name == ENUM_STATE_ATTR.as_bytes() {
+        on_state_registered(index)?;
+    }
+    Ok(())
+}
+
+fn on_state_registered(index: i32) -> Result<(), Error> {
     if !is_enum_type(index) {
         return Ok(());
     }

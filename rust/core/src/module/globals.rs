@@ -11,7 +11,7 @@ use crate::abi::type_index as ti;
 use crate::values::any::{Any, AnyView};
 use crate::values::error::Error;
 use crate::values::function::Function;
-use crate::structural::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 
 use super::library::{create_library_module, deep_bind_default, Library};
 use super::object::Module;

@@ -411,3 +411,15 @@ pub(crate) fn register_reflection() -> Result<(), Error> {
     };
     crate::types::type_registry::register_field(ti::kTVMFFIModule, &info)
 }
+
+/// ffi.Module's start-up reflection, as TVM-FFI's runtime registers it:
+/// final, no structural kind; upstream's ModuleObj (a C++ class with
+/// virtual functions) is 48 bytes.
+pub(crate) fn register_type_attrs() -> Result<(), Error> {
+    use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
+    crate::types::type_registry::register_metadata(
+        ti::kTVMFFIModule,
+        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: 48, structural_eq_hash_kind: 0 },
+    )?;
+    crate::types::type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())
+}

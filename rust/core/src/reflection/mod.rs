@@ -24,9 +24,8 @@
 //! assert_eq!(dataclass::get_field(&p, fx).unwrap().get::<i64>().unwrap(), 3);
 //! ```
 
-pub(crate) mod builtin_attrs;
-pub(crate) mod globals;
 pub(crate) mod native_hook;
+pub mod structural_kind;
 
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;

@@ -245,7 +245,7 @@ impl Printer {
             (Some(text), _) => Some(text),
             (None, ti::kTVMFFISmallStr | ti::kTVMFFIStr) => Some(escape_py(value.view().str_bytes().unwrap_or_default())),
             (None, ti::kTVMFFISmallBytes | ti::kTVMFFIBytes) => Some(format_bytes(value.view().str_bytes().unwrap_or_default())),
-            (None, ti::kTVMFFIBigInt) => Some(crate::values::big_int::decimal::to_decimal(&crate::values::big_int::hooks::words_of(raw)?)),
+            (None, ti::kTVMFFIBigInt) => Some(crate::values::big_int::decimal::to_decimal(&crate::structural::big_int_hooks::words_of(raw)?)),
             (None, i) if !crate::structural::is_object_index(i) => Some(value.type_key()),
             _ => None,
         };

@@ -203,7 +203,7 @@ impl Equal {
         }
         let li = lhs.type_index();
         if li == ti::kTVMFFIBigInt {
-            let words = |v: &Any| crate::values::big_int::hooks::words_of(v.as_raw());
+            let words = |v: &Any| crate::structural::big_int_hooks::words_of(v.as_raw());
             return Ok(Started::Decided(words(&lhs)? == words(&rhs)?));
         }
         let (Ok(lo), Ok(ro)) = (lhs.into_object(), rhs.into_object()) else {

@@ -63,7 +63,7 @@ fn content_hash(index: i32, bytes: &[u8]) -> u64 {
 /// Hash of a BigInt value: its canonical words as bytes, so aliases of one
 /// value hash alike wherever they are met.
 fn big_int_hash(value: &Any) -> Result<u64, Error> {
-    let words = crate::values::big_int::hooks::words_of(value.as_raw())?;
+    let words = crate::structural::big_int_hooks::words_of(value.as_raw())?;
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
     Ok(hash_combine(ti::kTVMFFIBigInt as u64, hash_bytes(&bytes)))
 }

@@ -10,6 +10,7 @@
 //! the per-type structural kind, and reading reflected fields.
 
 pub mod access_path;
+pub(crate) mod big_int_hooks;
 pub(crate) mod active_path;
 pub(crate) mod container_hooks;
 pub mod deep_stack;
@@ -22,7 +23,6 @@ pub mod recursive_compare;
 pub mod recursive_hash;
 pub(crate) mod trampoline;
 pub(crate) mod type_plan;
-pub mod typed_args;
 pub mod visit;
 pub mod visit_error_context;
 
@@ -34,14 +34,7 @@ use crate::object::ObjectRef;
 use crate::types::type_registry;
 
 /// `TVMFFISEqHashKind`.
-pub mod kind {
-    pub const UNSUPPORTED: i32 = 0;
-    pub const TREE_NODE: i32 = 1;
-    pub const FREE_VAR: i32 = 2;
-    pub const DAG_NODE: i32 = 3;
-    pub const CONST_TREE_NODE: i32 = 4;
-    pub const UNIQUE_INSTANCE: i32 = 5;
-}
+pub use crate::reflection::structural_kind as kind;
 
 /// `TVMFFIDefRegionKind`.
 pub mod def_region {

@@ -30,7 +30,7 @@ use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::types::type_registry::{self, type_key_of};
 
-use super::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 use super::{deep_stack, Global, MapLike};
 
 /// TVM-FFI's limit on the nesting its iterative traversals accept.
@@ -196,8 +196,8 @@ impl Comparer {
         // Integers compare by value across their inline and BigInt forms.
         let is_int = |i| matches!(i, ti::kTVMFFIInt | ti::kTVMFFIBigInt);
         if is_int(lti) && is_int(rti) && (lti == ti::kTVMFFIBigInt || rti == ti::kTVMFFIBigInt) {
-            let words = |v: &Any| crate::values::big_int::hooks::words_of(v.as_raw());
-            return Ok(Some(sign(crate::values::big_int::hooks::compare_words(&words(lhs)?, &words(rhs)?))));
+            let words = |v: &Any| crate::structural::big_int_hooks::words_of(v.as_raw());
+            return Ok(Some(sign(crate::structural::big_int_hooks::compare_words(&words(lhs)?, &words(rhs)?))));
         }
         if lti != rti {
             return self

@@ -28,7 +28,7 @@ use crate::object::ObjectRef;
 use crate::types::type_registry;
 
 use super::recursive_compare::MAX_DEPTH;
-use super::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 use super::{deep_stack, Global, hash_bytes, hash_combine, type_index_key_hash, MapLike};
 
 /// The recursive hash of `value` (as TVM-FFI returns it, the u64's bits).

@@ -34,7 +34,7 @@ use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::types::type_registry;
 
 use super::access_path::{AccessPath, AccessStep};
-use super::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 use super::{Global, MapLike};
 
 /// TVM-FFI's `VisitErrorContextObj` layout: the pattern (a `List`) and the

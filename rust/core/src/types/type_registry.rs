@@ -431,13 +431,22 @@ pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Erro
 /// is ignored.
 pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
     let installed = store_attr(index, attr_name, value, false)?;
-    // An enum type's state makes it an enum with variants: give it the
-    // enum repr unless it has a repr of its own (outside the lock, as the
-    // hook registers attributes itself).
-    if installed && attr_name == crate::enum_type::ENUM_STATE_ATTR.as_bytes() {
-        crate::enum_type::on_state_registered(index)?;
+    // E.g. an enum type's state makes it an enum with variants, which the
+    // enum layer answers with the enum repr (outside the lock, as the hook
+    // registers attributes itself).
+    if installed {
+        // SAFETY: the crate root defines the function with this exact
+        // signature (same crate, same compiler); `attr_name` is a live slice.
+        unsafe { tether_core_type_attr_installed(index, attr_name) }?;
     }
     Ok(())
+}
+
+extern "Rust" {
+    /// What the layers above do when a type first gets an attribute;
+    /// defined by the crate root (lib.rs), joined by the linker, because
+    /// this table must not name them.
+    fn tether_core_type_attr_installed(index: i32, attr_name: &[u8]) -> Result<(), Error>;
 }
 
 /// Set `attr_name` of type `index` to a default that a later

@@ -50,7 +50,7 @@ use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::TypeBuilder;
 
 use super::trampoline::{self, Step};
-use super::typed_args::{find_entry, Entry, Sig};
+use crate::containers::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 

@@ -50,7 +50,7 @@ use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
 use crate::types::type_registry;
 
 use super::trampoline::{self, Step};
-use super::typed_args::{find_entry, Entry, Sig};
+use crate::containers::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 

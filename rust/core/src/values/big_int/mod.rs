@@ -17,7 +17,6 @@ use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectType};
 
 pub mod decimal;
-pub(crate) mod hooks;
 
 #[repr(C)]
 pub struct BigIntObj {

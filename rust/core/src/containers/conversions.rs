@@ -1,28 +1,18 @@
-//! The type attributes TVM-FFI's runtime registers for its own types when
-//! it loads, registered here before any column is first read.
-//!
-//! Compiled code reads these columns directly (`TVMFFIGetTypeAttrColumn`)
-//! and takes another path when a value is missing, so they hold what
-//! upstream's library holds, in the same form (a native pointer, an
-//! `ffi.Function` or a bool): `__ffi_convert__` on the builtin object types
-//! (the conversion of their C++ reference classes), finality of ffi.Module
-//! and ffi.BigInt, BigInt's hooks ([`crate::values::big_int::hooks`]), and the
-//! reflection of the structural types (access paths, visit interrupts,
-//! visitors, mutators, structural keys, visit error contexts).
-//!
-//! [`ensure`] runs once per process; the type registry calls it before
-//! answering a column, attribute or type-info lookup. A lookup made while the
-//! registration itself runs (on the same thread) answers from what is
-//! registered so far instead of waiting for itself.
+//! `__ffi_convert__` of the builtin object types, as TVM-FFI's runtime
+//! registers it when it loads: the conversion of their C++ reference
+//! classes (strings from C strings, a Shape from an Array of ints, Array
+//! and List from each other, Map and Dict from each other). Compiled code
+//! reads the column directly, so it holds an `ffi.Function` as upstream's.
+//! The crate root registers it at start-up.
 
-use crate::abi::{type_index as ti, TVMFFIByteArray, TVMFFITypeMetadata};
+use crate::abi::type_index as ti;
 use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, Dict, List, Map, Shape};
 use crate::values::error::Error;
 use crate::values::function::{expect_args, Function};
 use crate::types::type_registry;
 
-/// Register the start-up attributes of the builtin types.
+/// Register `__ffi_convert__` on the builtin object types.
 pub(crate) fn register() -> Result<(), Error> {
     for (index, target) in CONVERSIONS {
         let f = Function::from_closure(move |args: &[AnyView<'_>]| {
@@ -31,17 +21,6 @@ pub(crate) fn register() -> Result<(), Error> {
         })?;
         type_registry::register_attr(*index, b"__ffi_convert__", Any::from_object(f.into_object()).as_raw())?;
     }
-    // ffi.Module: final, no structural kind; upstream's ModuleObj (a C++
-    // class with virtual functions) is 48 bytes.
-    type_registry::register_metadata(
-        ti::kTVMFFIModule,
-        &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: 48, structural_eq_hash_kind: 0 },
-    )?;
-    type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())?;
-    crate::values::big_int::hooks::register()?;
-    crate::enum_type::register()?;
-    crate::structural::ensure_reflection();
-    crate::structural::container_hooks::register()?;
     Ok(())
 }
 

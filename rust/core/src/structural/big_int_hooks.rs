@@ -14,7 +14,7 @@ use crate::values::function::{arg, Function};
 use crate::reflection::native_hook::{expected_raw, pointer_value};
 use crate::types::type_registry;
 
-use super::{content_words, decimal};
+use crate::values::big_int::{content_words, decimal};
 
 /// The words of an `int` or `ffi.BigInt` value, copied.
 pub(crate) fn words_of(v: &TVMFFIAny) -> Result<Vec<i64>, Error> {
@@ -80,8 +80,8 @@ pub(crate) fn register() -> Result<(), Error> {
         &TVMFFITypeMetadata {
             doc: TVMFFIByteArray::EMPTY,
             creator: None,
-            total_size: std::mem::size_of::<super::BigIntObj>() as i32,
-            structural_eq_hash_kind: crate::structural::kind::UNSUPPORTED,
+            total_size: std::mem::size_of::<crate::values::big_int::BigIntObj>() as i32,
+            structural_eq_hash_kind: crate::reflection::structural_kind::UNSUPPORTED,
         },
     )?;
     let attrs: Vec<(&[u8], Any)> = vec![

@@ -13,7 +13,7 @@ use crate::containers::Array;
 use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::object::ObjectRef;
-use crate::structural::typed_args::Sig;
+use crate::containers::typed_args::Sig;
 use crate::types::type_registry::{self, type_key_of};
 
 type Global = (&'static str, Result<Function, Error>);
