@@ -20,13 +20,16 @@
 //! object layouts of [`string`], [`containers`] and [`dataclass`].
 
 pub use tether_sys::abi;
+// First, and with #[macro_use]: the layers name `object_type!` unqualified,
+// as the object layer's own macro rather than through the crate root.
+#[macro_use]
+pub mod object;
 pub mod c_api;
 pub mod containers;
 pub mod cxx_shim;
 pub mod dataclass;
 pub mod enum_type;
 pub mod module;
-pub mod object;
 pub mod reflection;
 pub mod serialization;
 pub mod structural;

@@ -27,21 +27,21 @@ pub struct EnumObj {
     /// A string (small or heap), as upstream's `String` holds it.
     pub(crate) str_index: Any,
 }
-crate::object_type!(EnumObj, "ffi.Enum");
+object_type!(EnumObj, "ffi.Enum");
 
 /// `ffi.IntEnum`: an enum whose payload is its integer index.
 #[repr(C)]
 pub struct IntEnumObj {
     base: EnumObj,
 }
-crate::object_type!(IntEnumObj, "ffi.IntEnum", <EnumObj as ObjectType>::type_index());
+object_type!(IntEnumObj, "ffi.IntEnum", <EnumObj as ObjectType>::type_index());
 
 /// `ffi.StrEnum`: an enum whose payload is its string index.
 #[repr(C)]
 pub struct StrEnumObj {
     base: EnumObj,
 }
-crate::object_type!(StrEnumObj, "ffi.StrEnum", <EnumObj as ObjectType>::type_index());
+object_type!(StrEnumObj, "ffi.StrEnum", <EnumObj as ObjectType>::type_index());
 
 /// `ffi.EnumState`: the variants of one enum type.
 #[repr(C)]
@@ -51,7 +51,7 @@ pub struct EnumStateObj {
     pub(crate) indexes: Option<ObjectRef>,
     pub(crate) attrs: Option<ObjectRef>,
 }
-crate::object_type!(EnumStateObj, "ffi.EnumState");
+object_type!(EnumStateObj, "ffi.EnumState");
 
 impl EnumObj {
     pub(crate) fn with_indices(int_index: i64, str_index: Any) -> EnumObj {

@@ -54,7 +54,7 @@ pub struct AccessStepObj {
     _padding: u32,
     key: Any,
 }
-crate::object_type!(AccessStepObj, "ffi.reflection.AccessStep");
+object_type!(AccessStepObj, "ffi.reflection.AccessStep");
 
 #[repr(C)]
 pub struct AccessPathObj {
@@ -64,7 +64,7 @@ pub struct AccessPathObj {
     depth: i32,
     _padding: u32,
 }
-crate::object_type!(AccessPathObj, "ffi.reflection.AccessPath");
+object_type!(AccessPathObj, "ffi.reflection.AccessPath");
 
 impl DefaultObject for AccessStepObj {
     fn default_object() -> Self {

@@ -23,7 +23,7 @@ pub struct StructuralKeyObj {
     key: Any,
     hash_i64: i64,
 }
-crate::object_type!(StructuralKeyObj, "ffi.StructuralKey");
+object_type!(StructuralKeyObj, "ffi.StructuralKey");
 
 impl DefaultObject for StructuralKeyObj {
     fn default_object() -> Self {

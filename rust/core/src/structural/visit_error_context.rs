@@ -45,7 +45,7 @@ pub struct VisitErrorContextObj {
     reverse_visit_pattern: Option<ObjectRef>,
     prev_error_context: Option<ObjectRef>,
 }
-crate::object_type!(VisitErrorContextObj, "ffi.VisitErrorContext");
+object_type!(VisitErrorContextObj, "ffi.VisitErrorContext");
 
 /// A visit error context.
 #[derive(Clone)]

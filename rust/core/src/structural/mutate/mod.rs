@@ -96,7 +96,7 @@ pub struct StructuralMutatorObj {
     /// marker.
     remap: Mutex<HashMap<usize, (ObjectRef, Any)>>,
 }
-crate::object_type!(StructuralMutatorObj, "ffi.StructuralMutator");
+object_type!(StructuralMutatorObj, "ffi.StructuralMutator");
 
 /// A structural mutator (the object callbacks receive): any mutator,
 /// driven through upstream's protocol.
@@ -290,7 +290,7 @@ fn new_mutator(engine: Engine) -> Result<MutatorRef, Error> {
 struct MutatorPrefixCopy {
     base: MutatorBase,
 }
-crate::object_type!(MutatorPrefixCopy, "ffi.StructuralMutator");
+object_type!(MutatorPrefixCopy, "ffi.StructuralMutator");
 
 /// `__ffi_shallow_copy__` of mutators.
 fn shallow_copy_mutator(m: &MutatorRef) -> Result<ObjectRef, Error> {

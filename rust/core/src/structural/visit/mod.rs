@@ -63,7 +63,7 @@ pub struct VisitInterruptObj {
     header: TVMFFIObject,
     value: Any,
 }
-crate::object_type!(VisitInterruptObj, "ffi.VisitInterrupt");
+object_type!(VisitInterruptObj, "ffi.VisitInterrupt");
 
 impl DefaultObject for VisitInterruptObj {
     fn default_object() -> Self {
@@ -114,7 +114,7 @@ pub struct StructuralVisitorObj {
     base: VisitorBase,
     engine: Engine,
 }
-crate::object_type!(StructuralVisitorObj, "ffi.StructuralVisitor");
+object_type!(StructuralVisitorObj, "ffi.StructuralVisitor");
 
 /// The vtable of tether's visitors.
 static ENGINE_VTABLE: VisitorVTable = VisitorVTable { visit: engine_visit };
@@ -260,7 +260,7 @@ fn new_visitor(engine: Engine) -> Result<VisitorRef, Error> {
 struct VisitorPrefixCopy {
     base: VisitorBase,
 }
-crate::object_type!(VisitorPrefixCopy, "ffi.StructuralVisitor");
+object_type!(VisitorPrefixCopy, "ffi.StructuralVisitor");
 
 /// `__ffi_shallow_copy__` of visitors.
 fn shallow_copy_visitor(v: &VisitorRef) -> Result<ObjectRef, Error> {
