@@ -12,6 +12,7 @@ pub mod map_cell;
 pub mod opaque;
 pub mod shape;
 pub mod typed_args;
+mod python_index;
 
 pub use array::{Array, ArrayObj};
 pub use globals::missing_object;
@@ -19,15 +20,4 @@ pub use list::{List, ListObj};
 pub use map::{Dict, DictObj, Map, MapCursor, MapObj};
 pub use opaque::OpaqueObj;
 pub use shape::{Shape, ShapeObj};
-
-use crate::values::error::Error;
-
-/// Resolve a Python-style index (negative counts from the end).
-pub(crate) fn resolve_index(i: i64, len: usize, what: &str) -> Result<usize, Error> {
-    let len_i = len as i64;
-    let j = if i < 0 { i + len_i } else { i };
-    if j < 0 || j >= len_i {
-        return Err(Error::index_error(format!("{what} index {i} out of range for length {len}")));
-    }
-    Ok(j as usize)
-}
+pub(crate) use python_index::resolve_index;
