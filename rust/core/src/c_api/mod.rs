@@ -88,7 +88,7 @@ pub extern "C" fn TVMFFIGetCustomAllocator() -> *mut TVMFFICustomAllocator {
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFISetCustomAllocator(allocator: *mut TVMFFICustomAllocator) -> c_int {
     // SAFETY: the caller promises the entry outlives the process.
-    guard("TVMFFISetCustomAllocator", || unsafe { alloc_header::set_allocator(allocator) })
+    guard("TVMFFISetCustomAllocator", || unsafe { alloc_header::set_allocator(allocator) }.map_err(Error::from))
 }
 
 #[no_mangle]

@@ -78,7 +78,7 @@ impl Array {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Array, Error> {
-        obj.downcast::<ArrayObj>().map(Array)
+        obj.downcast::<ArrayObj>().map(Array).map_err(Error::from)
     }
 
     pub fn len(&self) -> usize {

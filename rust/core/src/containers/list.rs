@@ -157,7 +157,7 @@ impl List {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<List, Error> {
-        obj.downcast::<ListObj>().map(List)
+        obj.downcast::<ListObj>().map(List).map_err(Error::from)
     }
 
     fn lock(&self) -> parking_lot::MutexGuard<'static, ()> {

@@ -145,7 +145,7 @@ impl Map {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Map, Error> {
-        obj.downcast::<MapObj>().map(Map)
+        obj.downcast::<MapObj>().map(Map).map_err(Error::from)
     }
 
     pub fn len(&self) -> usize {
@@ -196,7 +196,7 @@ impl Dict {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Dict, Error> {
-        obj.downcast::<DictObj>().map(Dict)
+        obj.downcast::<DictObj>().map(Dict).map_err(Error::from)
     }
 
     fn lock(&self) -> parking_lot::MutexGuard<'static, ()> {

@@ -55,7 +55,7 @@ impl Shape {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Shape, Error> {
-        obj.downcast::<ShapeObj>().map(Shape)
+        obj.downcast::<ShapeObj>().map(Shape).map_err(Error::from)
     }
 
     pub fn dims(&self) -> &[i64] {

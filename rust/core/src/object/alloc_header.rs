@@ -30,7 +30,7 @@ use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, Ordering};
 
 use crate::abi::{TVMFFICustomAllocator, TVMFFIObject, TVMFFIObjectAllocHeader};
-use crate::values::error::Error;
+use crate::object::object_error::ObjectError;
 
 pub use crate::abi::MARKER_REGISTRY_ALLOCATED;
 
@@ -73,11 +73,11 @@ pub fn current_allocator() -> *mut TVMFFICustomAllocator {
 ///
 /// # Safety
 /// `allocator`, when non-NULL, must stay valid for the rest of the process.
-pub unsafe fn set_allocator(allocator: *mut TVMFFICustomAllocator) -> Result<(), Error> {
+pub unsafe fn set_allocator(allocator: *mut TVMFFICustomAllocator) -> Result<(), ObjectError> {
     if !allocator.is_null() {
         // SAFETY: caller guarantees a valid entry when non-NULL.
         if unsafe { (*allocator).allocate.is_none() } {
-            return Err(Error::value_error("TVMFFISetCustomAllocator: allocator->allocate is NULL"));
+            return Err(ObjectError::value_error("TVMFFISetCustomAllocator: allocator->allocate is NULL"));
         }
     }
     CURRENT.store(allocator, Ordering::Release);
@@ -87,20 +87,20 @@ pub unsafe fn set_allocator(allocator: *mut TVMFFICustomAllocator) -> Result<(),
 /// Allocate an object body of `size` bytes aligned to `alignment` through the
 /// installed allocator. The body's `TVMFFIObject` header is left for the
 /// caller to initialise (see [`init_header`]).
-pub fn allocate_body(size: usize, alignment: usize, type_index: i32) -> Result<NonNull<u8>, Error> {
+pub fn allocate_body(size: usize, alignment: usize, type_index: i32) -> Result<NonNull<u8>, ObjectError> {
     if !alignment.is_power_of_two() || alignment > MAX_ALIGNMENT {
-        return Err(Error::value_error(format!(
+        return Err(ObjectError::value_error(format!(
             "object alignment {alignment} is not a power of two up to {MAX_ALIGNMENT}"
         )));
     }
     if size < std::mem::size_of::<TVMFFIObject>() {
-        return Err(Error::value_error(format!("object size {size} is smaller than the object header")));
+        return Err(ObjectError::value_error(format!("object size {size} is smaller than the object header")));
     }
     let entry = current_allocator();
     // SAFETY: `current_allocator` never returns NULL and installed entries
     // outlive the process (contract of `set_allocator`).
     let (allocate, context) = unsafe { ((*entry).allocate, (*entry).context) };
-    let allocate = allocate.ok_or_else(|| Error::runtime_error("installed allocator has no allocate function"))?;
+    let allocate = allocate.ok_or_else(|| ObjectError::runtime_error("installed allocator has no allocate function"))?;
     // SAFETY: calling the registered allocate function with valid arguments.
     let mut body = unsafe { allocate(size, alignment, type_index, context) };
     if body.is_null() && type_index == crate::abi::type_index::kTVMFFIError && entry != builtin_allocator() {
@@ -110,8 +110,7 @@ pub fn allocate_body(size: usize, alignment: usize, type_index: i32) -> Result<N
         body = unsafe { builtin_allocate(size, alignment, type_index, std::ptr::null_mut()) };
     }
     NonNull::new(body as *mut u8).ok_or_else(|| {
-        Error::new(
-            "MemoryError",
+        ObjectError::memory_error(
             format!("allocation of {size} bytes (alignment {alignment}) for type index {type_index} failed"),
         )
     })
@@ -134,7 +133,7 @@ pub unsafe fn init_header(
         ptr::write(
             obj,
             TVMFFIObject {
-                combined_ref_count: crate::object::COMBINED_BOTH_ONE,
+                combined_ref_count: crate::object::refcount::COMBINED_BOTH_ONE,
                 type_index,
                 __padding: MARKER_REGISTRY_ALLOCATED,
                 deleter: Some(deleter),

@@ -38,12 +38,12 @@ use crate::abi::{
     TVMFFIObject,
 };
 pub mod alloc_header;
+pub mod object_error;
+pub mod refcount;
 
-use crate::values::error::Error;
 
-pub const COMBINED_STRONG_ONE: u64 = 1;
-pub const COMBINED_WEAK_ONE: u64 = 1 << 32;
-pub const COMBINED_BOTH_ONE: u64 = COMBINED_STRONG_ONE | COMBINED_WEAK_ONE;
+pub use object_error::ObjectError;
+pub use refcount::{COMBINED_BOTH_ONE, COMBINED_STRONG_ONE, COMBINED_WEAK_ONE};
 const STRONG_MASK: u64 = (1 << 32) - 1;
 
 fn counter<'a>(obj: *mut TVMFFIObject) -> &'a AtomicU64 {
@@ -365,12 +365,12 @@ impl ObjectRef {
     }
 
     /// Downcast to a typed pointer.
-    pub fn downcast<T: ObjectType>(self) -> Result<ObjectPtr<T>, Error> {
+    pub fn downcast<T: ObjectType>(self) -> Result<ObjectPtr<T>, ObjectError> {
         if self.is::<T>() {
             let p = self.into_raw();
             Ok(ObjectPtr { ptr: NonNull::new(p as *mut T).expect("non-null"), _t: PhantomData })
         } else {
-            Err(Error::type_error(format!(
+            Err(ObjectError::type_error(format!(
                 "expected {}, got {}",
                 T::TYPE_KEY,
                 crate::types::type_registry::type_key_of(self.type_index())
@@ -466,7 +466,7 @@ impl<T: ObjectType> ObjectPtr<T> {
     ///
     /// The header inside `value` is overwritten (counts, type index, marker,
     /// deleter); pass `TVMFFIObject` zeroed or from [`header_placeholder`].
-    pub fn new(value: T) -> Result<Self, Error> {
+    pub fn new(value: T) -> Result<Self, ObjectError> {
         // SAFETY: no tail requested; the body gets fully initialised.
         unsafe { Self::new_with_tail(value, 0, std::mem::align_of::<T>()) }
     }
@@ -476,11 +476,11 @@ impl<T: ObjectType> ObjectPtr<T> {
     /// # Safety
     /// `T`'s `Drop` must account for whatever the caller stores in the tail,
     /// and the caller must initialise the tail before sharing the object.
-    pub unsafe fn new_with_tail(value: T, tail_bytes: usize, alignment: usize) -> Result<Self, Error> {
+    pub unsafe fn new_with_tail(value: T, tail_bytes: usize, alignment: usize) -> Result<Self, ObjectError> {
         let type_index = T::type_index();
         let size = std::mem::size_of::<T>()
             .checked_add(tail_bytes)
-            .ok_or_else(|| Error::value_error("object size overflows"))?;
+            .ok_or_else(|| ObjectError::value_error("object size overflows"))?;
         let alignment = alignment.max(std::mem::align_of::<T>());
         let body = alloc_header::allocate_body(size, alignment, type_index)?;
         // SAFETY: `body` has `size >= size_of::<T>()` writable bytes aligned
@@ -502,7 +502,7 @@ impl<T: ObjectType> ObjectPtr<T> {
         value: T,
         tail_bytes: usize,
         type_index: i32,
-    ) -> Result<Self, Error> {
+    ) -> Result<Self, ObjectError> {
         let size = std::mem::size_of::<T>() + tail_bytes;
         let body = alloc_header::allocate_body(size, std::mem::align_of::<T>(), type_index)?;
         // SAFETY: as in `new_with_tail`.

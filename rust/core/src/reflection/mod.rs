@@ -171,7 +171,7 @@ unsafe extern "C" fn default_creator<T: DefaultObject>(out: *mut TVMFFIObjectHan
             0
         }
         Err(e) => {
-            error::set_raised(e);
+            error::set_raised(e.into());
             -1
         }
     }

@@ -134,7 +134,7 @@ impl AccessStep {
         &self.0.key
     }
     pub fn from_object(obj: ObjectRef) -> Result<AccessStep, Error> {
-        obj.downcast::<AccessStepObj>().map(AccessStep)
+        obj.downcast::<AccessStepObj>().map(AccessStep).map_err(Error::from)
     }
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()
@@ -211,7 +211,7 @@ impl AccessPath {
         Ok(true)
     }
     pub fn from_object(obj: ObjectRef) -> Result<AccessPath, Error> {
-        obj.downcast::<AccessPathObj>().map(AccessPath)
+        obj.downcast::<AccessPathObj>().map(AccessPath).map_err(Error::from)
     }
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()

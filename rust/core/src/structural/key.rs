@@ -54,7 +54,7 @@ impl StructuralKey {
         self.0.hash_i64
     }
     pub fn from_object(obj: ObjectRef) -> Result<StructuralKey, Error> {
-        obj.downcast::<StructuralKeyObj>().map(StructuralKey)
+        obj.downcast::<StructuralKeyObj>().map(StructuralKey).map_err(Error::from)
     }
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()

@@ -65,7 +65,7 @@ impl VisitErrorContext {
     }
     pub fn from_object(obj: ObjectRef) -> Result<VisitErrorContext, Error> {
         ensure_reflection();
-        obj.downcast::<VisitErrorContextObj>().map(VisitErrorContext)
+        obj.downcast::<VisitErrorContextObj>().map(VisitErrorContext).map_err(Error::from)
     }
     pub fn into_object(self) -> ObjectRef {
         self.0.into_object_ref()

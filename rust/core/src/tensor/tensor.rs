@@ -287,7 +287,7 @@ impl Tensor {
         let tail = tail_i64.checked_mul(8).ok_or_else(|| Error::value_error("tensor rank overflows"))?;
         // SAFETY: the tail holds i64s (no drop) and is filled by the caller
         // before the object is shared.
-        unsafe { ObjectPtr::new_with_tail(obj, tail, 8) }
+        unsafe { ObjectPtr::new_with_tail(obj, tail, 8) }.map_err(Error::from)
     }
 
     fn tail(ptr: &ObjectPtr<TensorObj>) -> *mut i64 {
@@ -451,7 +451,7 @@ impl Tensor {
     }
 
     pub fn from_object(obj: ObjectRef) -> Result<Tensor, Error> {
-        obj.downcast::<TensorObj>().map(Tensor)
+        obj.downcast::<TensorObj>().map(Tensor).map_err(Error::from)
     }
 
     /// A new reference to a live Tensor object.

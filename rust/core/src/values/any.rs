@@ -424,7 +424,7 @@ impl FromAny for ObjectRef {
 impl<T: ObjectType> FromAny for ObjectPtr<T> {
     const EXPECTED: &'static str = T::TYPE_KEY;
     fn from_any(v: &TVMFFIAny) -> Result<Self, Error> {
-        ObjectRef::from_any(v).map_err(|_| mismatch(T::TYPE_KEY, v))?.downcast::<T>()
+        ObjectRef::from_any(v).map_err(|_| mismatch(T::TYPE_KEY, v))?.downcast::<T>().map_err(Error::from)
     }
 }
 

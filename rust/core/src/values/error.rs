@@ -98,6 +98,13 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The object layer's errors (allocation, downcast) keep their kind.
+impl From<crate::object::ObjectError> for Error {
+    fn from(e: crate::object::ObjectError) -> Self {
+        Error::new(e.kind(), e.message())
+    }
+}
+
 /// Backtraces cost a stack walk; they are captured only when asked for with
 /// `TETHER_BACKTRACE=1`.
 fn capture_backtrace() -> String {
@@ -224,6 +231,7 @@ impl ErrorObj {
             message,
             backtrace: UnsafeCell::new(backtrace),
         })
+        .map_err(Error::from)
     }
 
     pub fn kind(&self) -> &[u8] {
