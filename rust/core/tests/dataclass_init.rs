@@ -15,7 +15,7 @@ fn spec(name: &str, kind: FieldKind, flags: i64) -> FieldSpec {
 }
 
 fn init_of(index: i32) -> Function {
-    Function::from_object(type_registry::attr_value(index, b"__ffi_init__").unwrap().as_object().unwrap()).unwrap()
+    Function::from_object(tether_core::reflection::attr_columns::attr_value(index, b"__ffi_init__").unwrap().as_object().unwrap()).unwrap()
 }
 
 fn field(obj: &ObjectRef, index: i32, name: &str) -> Any {
@@ -92,7 +92,7 @@ fn keyword_only_required_and_shallow_copy() -> Result<(), Error> {
     assert_eq!(e.message(), "test.init.Kw.__ffi_init__() missing required keyword-only argument: 'k'");
     let shared = Any::from(tether_core::Array::new(vec![Any::from(1i64)])?.into_object());
     let a = init_of(index).call(&[kwargs(), Any::string("k")?, shared.clone()])?.as_object().unwrap();
-    let copy_fn = Function::from_object(type_registry::attr_value(index, b"__ffi_shallow_copy__").unwrap().as_object().unwrap())?;
+    let copy_fn = Function::from_object(tether_core::reflection::attr_columns::attr_value(index, b"__ffi_shallow_copy__").unwrap().as_object().unwrap())?;
     let b = copy_fn.call(&[Any::from(a.clone())])?.as_object().unwrap();
     assert!(!b.same_as(&a));
     assert!(field(&b, index, "k").as_object().unwrap().same_as(&shared.as_object().unwrap()), "fields are shared");

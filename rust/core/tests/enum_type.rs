@@ -22,7 +22,7 @@ fn load(text: &str) -> Result<Any, Error> {
 }
 
 fn attr_fn(index: i32, name: &str) -> Function {
-    let v = type_registry::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
+    let v = tether_core::reflection::attr_columns::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
     Function::from_object(v.get::<ObjectRef>().unwrap()).unwrap()
 }
 
@@ -36,7 +36,7 @@ fn define(key: &str, parent: i32, variants: &[(&str, i64)]) -> Result<(i32, Vec<
     let index = py_class_fields::alloc_type(key, parent)?;
     py_class_fields::register_fields(index, &Array::new(Vec::new())?, 48, 5)?;
     let state = attr_fn(EnumStateObj::type_index(), "__ffi_init__").call(&[])?.get::<ObjectRef>()?;
-    type_registry::register_attr(index, ENUM_STATE_ATTR.as_bytes(), Any::from_object(state.clone()).as_raw())?;
+    tether_core::reflection::attr_columns::register_attr(index, ENUM_STATE_ATTR.as_bytes(), Any::from_object(state.clone()).as_raw())?;
     let entries = List::from_object(field(&state, EnumStateObj::type_index(), "entries").get::<ObjectRef>()?)?;
     let indexes = Dict::from_object(field(&state, EnumStateObj::type_index(), "indexes").get::<ObjectRef>()?)?;
     let mut made = Vec::new();
@@ -61,8 +61,8 @@ fn layouts_and_reflection_are_upstreams() {
         let info = type_registry::type_info(index).unwrap();
         // SAFETY: registered metadata lives for the process.
         assert_eq!(unsafe { (*info.metadata).total_size }, 48, "{key}: header + 24 bytes");
-        assert!(type_registry::attr_value(index, b"__ffi_new__").is_some(), "{key}");
-        assert!(type_registry::attr_value(index, b"__ffi_shallow_copy__").is_some(), "{key}");
+        assert!(tether_core::reflection::attr_columns::attr_value(index, b"__ffi_new__").is_some(), "{key}");
+        assert!(tether_core::reflection::attr_columns::attr_value(index, b"__ffi_shallow_copy__").is_some(), "{key}");
     }
     assert!(type_registry::is_instance(IntEnumObj::type_index(), EnumObj::type_index()));
     assert!(type_registry::is_instance(StrEnumObj::type_index(), EnumObj::type_index()));
@@ -76,8 +76,8 @@ fn layouts_and_reflection_are_upstreams() {
     assert_eq!(at(StrEnumObj::type_index(), "value"), (32, 16));
     assert_eq!(at(EnumStateObj::type_index(), "entries"), (24, 8));
     assert_eq!(at(EnumStateObj::type_index(), "attrs"), (40, 8));
-    assert!(type_registry::attr_column(ENUM_STATE_ATTR.as_bytes()).is_some(), "the column exists up front");
-    assert!(type_registry::attr_value(EnumObj::type_index(), b"__ffi_init__").is_none(), "init(false)");
+    assert!(tether_core::reflection::attr_columns::attr_column(ENUM_STATE_ATTR.as_bytes()).is_some(), "the column exists up front");
+    assert!(tether_core::reflection::attr_columns::attr_value(EnumObj::type_index(), b"__ffi_init__").is_none(), "init(false)");
     // A new state has empty containers.
     let state = attr_fn(EnumStateObj::type_index(), "__ffi_init__").call(&[]).unwrap().get::<ObjectRef>().unwrap();
     let entries = List::from_object(field(&state, EnumStateObj::type_index(), "entries").get::<ObjectRef>().unwrap()).unwrap();
@@ -102,7 +102,7 @@ fn lookups_by_either_index_and_their_errors() -> Result<(), Error> {
     assert_eq!(enum_type::get_by_index(bare, &Any::from(0i64)).unwrap_err().kind(), "ValueError");
     // A state column holding something else is reported, not trusted.
     let odd = py_class_fields::alloc_type("test.enum.Odd", EnumObj::type_index())?;
-    type_registry::register_attr(odd, ENUM_STATE_ATTR.as_bytes(), Any::from(3i64).as_raw())?;
+    tether_core::reflection::attr_columns::register_attr(odd, ENUM_STATE_ATTR.as_bytes(), Any::from(3i64).as_raw())?;
     let err = enum_type::get_by_index(odd, &Any::from(0i64)).unwrap_err();
     assert_eq!(err.kind(), "TypeError");
     assert!(err.message().contains("Expected `ffi.EnumState` in enum state column"), "{}", err.message());
@@ -169,10 +169,10 @@ fn enums_print_as_type_key_and_name_unless_given_a_repr() -> Result<(), Error> {
     // The type's own repr replaces the default once.
     let (custom, made) = define("test.enum.CustomRepr", EnumObj::type_index(), &[("GO", 0)])?;
     let hook = Function::from_closure(|_| Any::string("custom"))?;
-    type_registry::register_attr(custom, b"__ffi_repr__", Any::from_object(hook.into_object()).as_raw())?;
+    tether_core::reflection::attr_columns::register_attr(custom, b"__ffi_repr__", Any::from_object(hook.into_object()).as_raw())?;
     assert_eq!(repr_print(&Any::from_object(made[0].clone()))?, "custom");
     let other = Function::from_closure(|_| Any::string("other"))?;
-    let err = type_registry::register_attr(custom, b"__ffi_repr__", Any::from_object(other.into_object()).as_raw()).unwrap_err();
+    let err = tether_core::reflection::attr_columns::register_attr(custom, b"__ffi_repr__", Any::from_object(other.into_object()).as_raw()).unwrap_err();
     assert!(err.message().contains("already registered"), "{}", err.message());
     Ok(())
 }

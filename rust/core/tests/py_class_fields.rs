@@ -35,7 +35,7 @@ fn records(items: Vec<Any>) -> Array {
 }
 
 fn attr(index: i32, name: &str) -> Function {
-    let v = type_registry::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
+    let v = tether_core::reflection::attr_columns::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
     Function::from_object(v.get::<ObjectRef>().unwrap()).unwrap()
 }
 
@@ -44,7 +44,7 @@ fn the_type_exists_before_its_fields_and_gets_them_later() -> Result<(), Error> 
     let index = alloc_type("test.pcf.Later", OBJECT)?;
     assert_eq!(type_registry::key_to_index(b"test.pcf.Later"), Some(index));
     assert_eq!(type_registry::type_info(index).unwrap().num_fields, 0);
-    assert!(type_registry::attr_value(index, b"__ffi_new__").is_none(), "no instance before the fields");
+    assert!(tether_core::reflection::attr_columns::attr_value(index, b"__ffi_new__").is_none(), "no instance before the fields");
     // Three bools pack into consecutive bytes, an int aligns to 8.
     let recs = records(vec![record("a", 2, 1, 1, 24), record("b", 2, 1, 1, 25), record("n", 1, 8, 8, 32)]);
     register_fields(index, &recs, 40, 0)?;

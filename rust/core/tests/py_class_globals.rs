@@ -190,7 +190,7 @@ fn define(key: &str, parent: i32, depth: i32, start: i64, fields: &[Field]) -> R
 }
 
 fn attr(index: i32, name: &str) -> Function {
-    let v = type_registry::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
+    let v = tether_core::reflection::attr_columns::attr_value(index, name.as_bytes()).unwrap_or_else(|| panic!("{name} registered"));
     Function::from_object(v.get::<ObjectRef>().unwrap()).unwrap()
 }
 
@@ -471,7 +471,7 @@ fn the_globals_check_their_arguments() -> Result<(), Error> {
     let (kind, msg) = err_of(register.call(&[Any::from(outside as i64), Any::from(40i64)]));
     assert_eq!(kind, "ValueError");
     assert!(msg.contains("field `far`") && msg.contains("offset 40"), "{msg}");
-    assert!(type_registry::attr_value(outside, b"__ffi_new__").is_none(), "nothing registered on failure");
+    assert!(tether_core::reflection::attr_columns::attr_value(outside, b"__ffi_new__").is_none(), "nothing registered on failure");
     assert!(register.call(&[Any::from(outside as i64), Any::from(48i64)]).is_ok());
 
     // Registering twice is upstream's RuntimeError.

@@ -30,7 +30,7 @@ fn key_of(a: &tether_core::AnyView<'_>) -> i64 {
 }
 
 fn set_attr(index: i32, name: &[u8], f: Function) {
-    type_registry::register_attr(index, name, Any::from_object(f.into_object()).as_raw()).unwrap();
+    tether_core::reflection::attr_columns::register_attr(index, name, Any::from_object(f.into_object()).as_raw()).unwrap();
 }
 
 #[test]

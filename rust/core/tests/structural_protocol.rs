@@ -185,7 +185,7 @@ fn shallow_copies_of_visitors_keep_their_vtable() {
     })
     .unwrap();
     let index = <ForeignVisitor as tether_core::ObjectType>::type_index();
-    let copy_fn = tether_core::types::type_registry::attr_value(index, b"__ffi_shallow_copy__").unwrap();
+    let copy_fn = tether_core::reflection::attr_columns::attr_value(index, b"__ffi_shallow_copy__").unwrap();
     let copy = Function::from_object(copy_fn.get::<ObjectRef>().unwrap())
         .unwrap()
         .call(&[Any::from_object(visitor.to_object_ref())])

@@ -10,7 +10,6 @@ use tether_core::values::big_int::{self, decimal};
 use tether_core::c_api::{TVMFFIGetTypeAttrColumn, TVMFFIGetTypeInfo, TVMFFITypeKeyToIndex};
 use tether_core::containers::Map;
 use tether_core::structural::key::StructuralKey;
-use tether_core::types::type_registry;
 use tether_core::{Any, Array, Function, ObjectRef};
 
 #[derive(Debug, PartialEq, Clone, Copy)]
@@ -178,7 +177,7 @@ fn structural_types_have_tvm_ffi_metadata() {
 }
 
 fn call_attr(key: &str, attr: &str, args: &[Any]) -> Any {
-    let f = type_registry::attr_value(index_of(key), attr.as_bytes()).unwrap();
+    let f = tether_core::reflection::attr_columns::attr_value(index_of(key), attr.as_bytes()).unwrap();
     Function::from_object(f.get::<ObjectRef>().unwrap()).unwrap().call(args).unwrap()
 }
 
@@ -227,7 +226,7 @@ fn a_failing_any_hook_raises_its_error_through_the_map() {
     }
     tether_core::object_type!(Failing, "test.columns.FailingEqual");
     let hook = Function::from_closure(|_| Err(tether_core::Error::value_error("no equality for you"))).unwrap();
-    type_registry::register_attr(
+    tether_core::reflection::attr_columns::register_attr(
         <Failing as tether_core::ObjectType>::type_index(),
         b"__any_equal__",
         Any::from_object(hook.into_object()).as_raw(),
@@ -252,7 +251,7 @@ fn big_int_json_hooks_use_decimal_text() {
     unsafe {
         assert_eq!(big_int::content_words(back.as_raw()), big_int::content_words(v.as_raw()));
     }
-    let f = type_registry::attr_value(ti::kTVMFFIBigInt, b"__data_from_json__").unwrap();
+    let f = tether_core::reflection::attr_columns::attr_value(ti::kTVMFFIBigInt, b"__data_from_json__").unwrap();
     let err = Function::from_object(f.get::<ObjectRef>().unwrap()).unwrap().call(&[Any::string("12x").unwrap()]).unwrap_err();
     assert_eq!(err.message(), "Invalid decimal string for ffi.BigInt");
 }

@@ -56,14 +56,14 @@ fn rust_types_reflect_fields_and_methods() -> Result<(), Error> {
 #[test]
 fn type_attributes_form_columns() -> Result<(), Error> {
     let a = type_registry::get_or_alloc_index("test.types.AttrA", -1, ti::kTVMFFIObject)?;
-    type_registry::register_attr(a, b"test.attr", Any::from(5i64).as_raw())?;
-    let col = type_registry::attr_column(b"test.attr").expect("column");
+    tether_core::reflection::attr_columns::register_attr(a, b"test.attr", Any::from(5i64).as_raw())?;
+    let col = tether_core::reflection::attr_columns::attr_column(b"test.attr").expect("column");
     assert!(col.size > a);
     // SAFETY: index within the column.
     let v = unsafe { &*col.data.add((a - col.begin_index) as usize) };
     assert_eq!(v.type_index, ti::kTVMFFIInt);
-    assert!(type_registry::register_attr(a, b"test.attr", Any::from(6i64).as_raw()).is_err());
-    assert!(type_registry::register_attr(9999, b"test.attr", Any::from(6i64).as_raw()).is_err());
+    assert!(tether_core::reflection::attr_columns::register_attr(a, b"test.attr", Any::from(6i64).as_raw()).is_err());
+    assert!(tether_core::reflection::attr_columns::register_attr(9999, b"test.attr", Any::from(6i64).as_raw()).is_err());
     Ok(())
 }
 
@@ -92,8 +92,8 @@ fn dataclass_types_check_field_types() -> Result<(), Error> {
         .collect();
     assert_eq!(fields, ["id", "name", "weight", "flag", "child", "extra"]);
 
-    let init = Function::from_object(type_registry::attr_value(node, b"__ffi_init__").unwrap().as_object().unwrap())?;
-    let leaf = Function::from_object(type_registry::attr_value(base, b"__ffi_init__").unwrap().as_object().unwrap())?
+    let init = Function::from_object(tether_core::reflection::attr_columns::attr_value(node, b"__ffi_init__").unwrap().as_object().unwrap())?;
+    let leaf = Function::from_object(tether_core::reflection::attr_columns::attr_value(base, b"__ffi_init__").unwrap().as_object().unwrap())?
         .call(&[Any::from(1i64)])?;
     let n = init
         .call(&[
@@ -188,17 +188,17 @@ fn every_static_index_has_upstream_type_info() {
 
 #[test]
 fn startup_columns_exist_and_none_only_ensures() -> Result<(), Error> {
-    for name in type_registry::STARTUP_ATTR_COLUMNS {
-        assert!(type_registry::attr_column(name.as_bytes()).is_some(), "column {name} missing");
+    for name in tether_core::reflection::attr_columns::STARTUP_ATTR_COLUMNS {
+        assert!(tether_core::reflection::attr_columns::attr_column(name.as_bytes()).is_some(), "column {name} missing");
     }
     for name in ["__s_visit__", "__any_hash__", "__ffi_repr__", "__data_to_json__", "__ffi_convert__"] {
-        assert!(type_registry::STARTUP_ATTR_COLUMNS.contains(&name));
+        assert!(tether_core::reflection::attr_columns::STARTUP_ATTR_COLUMNS.contains(&name));
     }
-    assert!(type_registry::attr_column(b"test.ensured").is_none());
-    type_registry::register_attr(ti::kTVMFFINone, b"test.ensured", Any::from(1i64).as_raw())?;
-    let col = type_registry::attr_column(b"test.ensured").expect("ensured column");
+    assert!(tether_core::reflection::attr_columns::attr_column(b"test.ensured").is_none());
+    tether_core::reflection::attr_columns::register_attr(ti::kTVMFFINone, b"test.ensured", Any::from(1i64).as_raw())?;
+    let col = tether_core::reflection::attr_columns::attr_column(b"test.ensured").expect("ensured column");
     assert_eq!(col.size, 0);
-    assert!(type_registry::attr_value(ti::kTVMFFINone, b"test.ensured").is_none());
+    assert!(tether_core::reflection::attr_columns::attr_value(ti::kTVMFFINone, b"test.ensured").is_none());
     Ok(())
 }
 
@@ -219,7 +219,7 @@ fn fields_without_getter_register_and_read_as_attribute_error() -> Result<(), Er
         default_value_or_factory: tether_core::abi::TVMFFIAny::NONE,
         field_static_type_index: ti::kTVMFFIInt,
     };
-    type_registry::register_field(index, &info)?;
+    tether_core::reflection::type_members::register_field(index, &info)?;
     let f = find_field(index, "hidden").expect("registered");
     assert!(f.getter.is_none());
     let p = point(1); // any live object: the getter check comes first
@@ -256,7 +256,7 @@ fn field_records_stay_valid_while_later_fields_register() -> Result<(), Error> {
     // globals, Python's field descriptors) while other code may register
     // more fields on the same type: the records must not move or be freed.
     let index = type_registry::get_or_alloc_index("test.types.Growing", -1, ti::kTVMFFIObject)?;
-    type_registry::register_field(index, &plain_field(b"f0", 24))?;
+    tether_core::reflection::type_members::register_field(index, &plain_field(b"f0", 24))?;
     let first = find_field(index, "f0").expect("registered");
     let names: Vec<Vec<u8>> = (1..200).map(|i| format!("f{i}").into_bytes()).collect();
     std::thread::scope(|s| {
@@ -270,7 +270,7 @@ fn field_records_stay_valid_while_later_fields_register() -> Result<(), Error> {
             }
         });
         for (i, name) in names.iter().enumerate() {
-            type_registry::register_field(index, &plain_field(name, 24 + 8 * (i as i64 + 1))).unwrap();
+            tether_core::reflection::type_members::register_field(index, &plain_field(name, 24 + 8 * (i as i64 + 1))).unwrap();
         }
         reader.join().unwrap();
     });

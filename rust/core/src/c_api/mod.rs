@@ -168,7 +168,7 @@ pub unsafe extern "C" fn TVMFFITypeRegisterField(type_index: i32, info: *const T
     guard("TVMFFITypeRegisterField", || {
         let info = non_null(info, "TVMFFITypeRegisterField", "field info")?;
         bytes(&info.name, "TVMFFITypeRegisterField", "field name")?;
-        type_registry::register_field(type_index, info)
+        crate::reflection::type_members::register_field(type_index, info)
     })
 }
 
@@ -177,7 +177,7 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMethod(type_index: i32, info: *const 
     guard("TVMFFITypeRegisterMethod", || {
         let info = non_null(info, "TVMFFITypeRegisterMethod", "method info")?;
         bytes(&info.name, "TVMFFITypeRegisterMethod", "method name")?;
-        type_registry::register_method(type_index, info)
+        crate::reflection::type_members::register_method(type_index, info)
     })
 }
 
@@ -185,6 +185,7 @@ pub unsafe extern "C" fn TVMFFITypeRegisterMethod(type_index: i32, info: *const 
 pub unsafe extern "C" fn TVMFFITypeRegisterMetadata(type_index: i32, metadata: *const TVMFFITypeMetadata) -> c_int {
     guard("TVMFFITypeRegisterMetadata", || {
         type_registry::register_metadata(type_index, non_null(metadata, "TVMFFITypeRegisterMetadata", "metadata")?)
+            .map_err(Error::from)
     })
 }
 
@@ -197,14 +198,14 @@ pub unsafe extern "C" fn TVMFFITypeRegisterAttr(
     guard("TVMFFITypeRegisterAttr", || {
         let name = bytes(attr_name, "TVMFFITypeRegisterAttr", "attr_name")?;
         let value = non_null(attr_value, "TVMFFITypeRegisterAttr", "attr_value")?;
-        type_registry::register_attr(type_index, name, value)
+        crate::reflection::attr_columns::register_attr(type_index, name, value)
     })
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIGetTypeAttrColumn(attr_name: *const TVMFFIByteArray) -> *const TVMFFITypeAttrColumn {
     match bytes(attr_name, "TVMFFIGetTypeAttrColumn", "attr_name") {
-        Ok(name) => type_registry::attr_column(name).map_or(std::ptr::null(), |c| c as *const _),
+        Ok(name) => crate::reflection::attr_columns::attr_column(name).map_or(std::ptr::null(), |c| c as *const _),
         Err(_) => std::ptr::null(),
     }
 }

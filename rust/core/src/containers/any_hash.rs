@@ -20,7 +20,6 @@ use crate::values::any::Any;
 use crate::values::error::Error;
 use crate::reflection::native_hook::{self, Hook};
 use crate::values::string;
-use crate::types::type_registry;
 
 const HASH_MOD: u64 = 2_147_483_647;
 const HASH_MULTIPLIER: u64 = 1_099_511_628_211;
@@ -58,7 +57,7 @@ fn hook_of(v: &TVMFFIAny, attr: &str) -> Option<Hook> {
     if v.type_index < ti::kTVMFFIStaticObjectBegin {
         return None;
     }
-    let value = type_registry::attr_value(v.type_index, attr.as_bytes())?;
+    let value = crate::reflection::attr_columns::attr_value(v.type_index, attr.as_bytes())?;
     Hook::from_value(attr, &value).unwrap_or_else(|e| throw(e))
 }
 

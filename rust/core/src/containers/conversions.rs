@@ -10,7 +10,6 @@ use crate::values::any::{Any, AnyView};
 use crate::containers::{Array, Dict, List, Map, Shape};
 use crate::values::error::Error;
 use crate::values::function::{expect_args, Function};
-use crate::types::type_registry;
 
 /// Register `__ffi_convert__` on the builtin object types.
 pub(crate) fn register() -> Result<(), Error> {
@@ -19,7 +18,7 @@ pub(crate) fn register() -> Result<(), Error> {
             expect_args(args, 1, "__ffi_convert__")?;
             convert(*index, target, &args[0].to_owned()?)
         })?;
-        type_registry::register_attr(*index, b"__ffi_convert__", Any::from_object(f.into_object()).as_raw())?;
+        crate::reflection::attr_columns::register_attr(*index, b"__ffi_convert__", Any::from_object(f.into_object()).as_raw())?;
     }
     Ok(())
 }

@@ -256,7 +256,7 @@ pub fn create_empty(type_index: i32) -> Result<ObjectRef, Error> {
     if unsafe { info.metadata.as_ref() }.is_some_and(|m| m.creator.is_some()) {
         return super::create_with_creator(type_index);
     }
-    if let Some(new_fn) = type_registry::attr_value(type_index, b"__ffi_new__") {
+    if let Some(new_fn) = crate::reflection::attr_columns::attr_value(type_index, b"__ffi_new__") {
         return Function::from_object(new_fn.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>();
     }
     Err(Error::runtime_error(format!(
@@ -278,7 +278,7 @@ pub fn make_init(type_index: i32) -> Result<Function, Error> {
 /// Register the generated constructor as the type's `__ffi_init__` attribute.
 pub fn register_init(type_index: i32) -> Result<(), Error> {
     let f = make_init(type_index)?;
-    type_registry::register_attr(type_index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())
+    crate::reflection::attr_columns::register_attr(type_index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())
 }
 
 /// `ffi._RegisterFFIInit(type_index)` and `ffi.GetKwargsObject()`.

@@ -267,7 +267,7 @@ pub fn register_type_full(
             field_static_type_index: f.kind.static_type_index(),
         };
         // The registry retains the setter function; ours drops after this.
-        type_registry::register_field(index, &info)?;
+        crate::reflection::type_members::register_field(index, &info)?;
     }
     let total = layout.total_size;
     layouts().write().insert(index, Arc::new(layout));
@@ -290,8 +290,8 @@ pub fn register_type_full(
         let src: ObjectRef = arg(args, 0, "self")?;
         Ok(Any::from_object(shallow_copy(&src)?))
     })?;
-    type_registry::register_attr(index, b"__ffi_new__", Any::from_object(new_fn.into_object()).as_raw())?;
-    type_registry::register_attr(index, b"__ffi_shallow_copy__", Any::from_object(copy_fn.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(index, b"__ffi_new__", Any::from_object(new_fn.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(index, b"__ffi_shallow_copy__", Any::from_object(copy_fn.into_object()).as_raw())?;
     // TVM-FFI's generated constructor (positional and KWARGS calls, defaults).
     auto_init::register_init(index)?;
     Ok(index)

@@ -297,7 +297,7 @@ pub(super) fn register(type_index: i32, total_size: i32) -> Result<(), Error> {
         )));
     }
     for name in ATTRS {
-        if type_registry::attr_value(type_index, name.as_bytes()).is_some() {
+        if crate::reflection::attr_columns::attr_value(type_index, name.as_bytes()).is_some() {
             return Err(Error::runtime_error(format!(
                 "TypeAttr `{name}` is already registered for type index {type_index}. To update the stored value, \
                  register a mutable container (e.g., Dict/List) once and mutate it in place on subsequent calls."
@@ -312,7 +312,7 @@ pub(super) fn register(type_index: i32, total_size: i32) -> Result<(), Error> {
         Sig { name: "", params: &[], ret: "ffi.Object" }.check_count(args)?;
         Ok(Any::from_object(new_instance(&layout)?))
     })?;
-    type_registry::register_attr(type_index, ATTRS[1].as_bytes(), Any::from_object(new_fn.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(type_index, ATTRS[1].as_bytes(), Any::from_object(new_fn.into_object()).as_raw())?;
     let copy_fn = Function::from_closure(move |args| {
         let sig = Sig { name: "", params: &["ffi.Object"], ret: "ffi.Object" };
         sig.check_count(args)?;
@@ -329,7 +329,7 @@ pub(super) fn register(type_index: i32, total_size: i32) -> Result<(), Error> {
         }
         Ok(Any::from_object(shallow_copy(&layout, &src)?))
     })?;
-    type_registry::register_attr(type_index, ATTRS[2].as_bytes(), Any::from_object(copy_fn.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(type_index, ATTRS[2].as_bytes(), Any::from_object(copy_fn.into_object()).as_raw())?;
     Ok(())
 }
 

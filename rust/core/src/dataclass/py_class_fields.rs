@@ -326,7 +326,7 @@ pub fn register_fields(type_index: i32, records: &Array, total_size: i64, struct
             default_value_or_factory: if has_default { *r.default.as_raw() } else { TVMFFIAny::NONE },
             field_static_type_index: r.static_index,
         };
-        type_registry::register_field(type_index, &field)?;
+        crate::reflection::type_members::register_field(type_index, &field)?;
     }
     super::py_class::register(type_index, total as i32)?;
     if structure_kind != 0 {

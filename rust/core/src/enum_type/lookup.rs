@@ -59,7 +59,7 @@ pub fn canonical_index(obj: &ObjectRef) -> Result<Any, Error> {
 /// The `ffi.EnumState` registered for enum type `index`, if any; a
 /// TypeError when the column holds something else.
 pub fn state_of(index: i32) -> Result<Option<ObjectRef>, Error> {
-    let Some(value) = type_registry::attr_value(index, ENUM_STATE_ATTR.as_bytes()) else { return Ok(None) };
+    let Some(value) = crate::reflection::attr_columns::attr_value(index, ENUM_STATE_ATTR.as_bytes()) else { return Ok(None) };
     match value.as_object() {
         Some(state) if state.type_index() == EnumStateObj::type_index() => Ok(Some(state)),
         _ => Err(Error::type_error(format!(

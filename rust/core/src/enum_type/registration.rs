@@ -71,7 +71,7 @@ pub(crate) fn register() -> Result<(), Error> {
 
     // Like upstream's `EnsureTypeAttrColumn`: the column exists before any
     // enum registers its state.
-    type_registry::register_attr(ti::kTVMFFINone, ENUM_STATE_ATTR.as_bytes(), Any::none().as_raw())
+    crate::reflection::attr_columns::register_attr(ti::kTVMFFINone, ENUM_STATE_ATTR.as_bytes(), Any::none().as_raw())
 }
 
 /// `ffi.EnumState()`: a state with no variants.
@@ -128,5 +128,5 @@ fn on_state_registered(index: i32) -> Result<(), Error> {
     if !is_enum_type(index) {
         return Ok(());
     }
-    type_registry::register_default_attr(index, b"__ffi_repr__", repr_hook()?.as_raw())
+    crate::reflection::attr_columns::register_default_attr(index, b"__ffi_repr__", repr_hook()?.as_raw())
 }

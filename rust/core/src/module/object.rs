@@ -409,7 +409,7 @@ pub(crate) fn register_reflection() -> Result<(), Error> {
         default_value_or_factory: TVMFFIAny::NONE,
         field_static_type_index: ti::kTVMFFIArray,
     };
-    crate::types::type_registry::register_field(ti::kTVMFFIModule, &info)
+    crate::reflection::type_members::register_field(ti::kTVMFFIModule, &info)
 }
 
 /// ffi.Module's start-up reflection, as TVM-FFI's runtime registers it:
@@ -421,5 +421,5 @@ pub(crate) fn register_type_attrs() -> Result<(), Error> {
         ti::kTVMFFIModule,
         &TVMFFITypeMetadata { doc: TVMFFIByteArray::EMPTY, creator: None, total_size: 48, structural_eq_hash_kind: 0 },
     )?;
-    crate::types::type_registry::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())
+    crate::reflection::attr_columns::register_attr(ti::kTVMFFIModule, b"__ffi_type_final__", Any::from(true).as_raw())
 }

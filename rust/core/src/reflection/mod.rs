@@ -24,8 +24,10 @@
 //! assert_eq!(dataclass::get_field(&p, fx).unwrap().get::<i64>().unwrap(), 3);
 //! ```
 
+pub mod attr_columns;
 pub(crate) mod native_hook;
 pub mod structural_kind;
+pub mod type_members;
 
 use std::ffi::{c_int, c_void};
 use std::marker::PhantomData;
@@ -241,7 +243,7 @@ impl<T: ObjectType> TypeBuilder<T> {
             default_value_or_factory: TVMFFIAny::NONE,
             field_static_type_index: static_type_index,
         };
-        type_registry::register_field(self.index, &info)?;
+        crate::reflection::type_members::register_field(self.index, &info)?;
         Ok(self)
     }
 
@@ -265,19 +267,19 @@ impl<T: ObjectType> TypeBuilder<T> {
             flags,
             method: *value.as_raw(),
         };
-        type_registry::register_method(self.index, &info)?;
+        crate::reflection::type_members::register_method(self.index, &info)?;
         Ok(self)
     }
 
     /// The `__ffi_init__` constructor used by frontends.
     pub fn init(self, f: Function) -> Result<Self, Error> {
-        type_registry::register_attr(self.index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())?;
+        crate::reflection::attr_columns::register_attr(self.index, b"__ffi_init__", Any::from_object(f.into_object()).as_raw())?;
         Ok(self)
     }
 
     /// Set type attribute `name` to `value`.
     pub fn attr(self, name: &str, value: Any) -> Result<Self, Error> {
-        type_registry::register_attr(self.index, name.as_bytes(), value.as_raw())?;
+        crate::reflection::attr_columns::register_attr(self.index, name.as_bytes(), value.as_raw())?;
         Ok(self)
     }
 

@@ -38,7 +38,7 @@ struct Copier {
 
 fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
     let index = obj.type_index();
-    if let Some(hook) = type_registry::attr_value(index, b"__ffi_shallow_copy__") {
+    if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__ffi_shallow_copy__") {
         return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[Any::from_object(obj.clone())])?.get::<ObjectRef>();
     }
     if dataclass::is_dataclass(index) {

@@ -304,7 +304,7 @@ impl Printer {
         }
         self.state.insert(addr, (obj.clone(), State::InProgress));
         let start = self.out().len();
-        if let Some(hook) = type_registry::attr_value(index, b"__ffi_repr__") {
+        if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__ffi_repr__") {
             let text = deep_stack::guarded(|| self.repr_with_hook(&obj, hook))?;
             self.out().push_str(&text);
             self.container_address(&obj);

@@ -19,7 +19,6 @@ use crate::values::error::Error;
 use crate::values::function::{arg, Function};
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
-use crate::types::type_registry;
 
 /// `AccessKind`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -259,7 +258,7 @@ fn register_reflection() -> Result<(), Error> {
         let fn_repr = Function::from_object(arg(args, 1, "fn_repr")?)?;
         Any::string(&step_text(&step, &mut |k| call_repr(&fn_repr, k))?)
     })?;
-    type_registry::register_attr(AccessStepObj::type_index(), b"__ffi_repr__", Any::from_object(step_repr.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(AccessStepObj::type_index(), b"__ffi_repr__", Any::from_object(step_repr.into_object()).as_raw())?;
 
     let path = |args: &[AnyView<'_>]| AccessPath::from_object(arg(args, 0, "self")?);
     let extended = |p: AccessPath, s: Result<AccessStep, Error>| Ok(Any::from_object(p.extend(s?)?.into_object()));
@@ -305,6 +304,6 @@ fn register_reflection() -> Result<(), Error> {
         }
         Any::string(&text)
     })?;
-    type_registry::register_attr(AccessPathObj::type_index(), b"__ffi_repr__", Any::from_object(path_repr.into_object()).as_raw())?;
+    crate::reflection::attr_columns::register_attr(AccessPathObj::type_index(), b"__ffi_repr__", Any::from_object(path_repr.into_object()).as_raw())?;
     Ok(())
 }

@@ -101,7 +101,7 @@ pub(crate) fn register() -> Result<(), Error> {
         (b"__data_from_json__", function(|a| decimal::parse_decimal(&arg::<String>(a, 0, "data")?))?),
     ];
     for (name, value) in attrs {
-        type_registry::register_attr(index, name, value.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, name, value.as_raw())?;
     }
     Ok(())
 }

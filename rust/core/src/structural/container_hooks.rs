@@ -19,7 +19,6 @@ use crate::values::error::Error;
 use crate::values::function::panic_message;
 use crate::reflection::native_hook::pointer_value;
 use crate::object::ObjectRef;
-use crate::types::type_registry;
 
 use super::mutate::protocol::{self as mprot, MutatorBase, MutatorRef};
 use super::visit::protocol::{self as vprot, VisitorBase, VisitorRef};
@@ -115,13 +114,13 @@ pub(crate) fn register() -> Result<(), Error> {
     let copy = pointer_value(mutate_container as *const _);
     let in_place = pointer_value(mutate_container_in_place as *const _);
     for index in [ti::kTVMFFIArray, ti::kTVMFFIList, ti::kTVMFFIMap, ti::kTVMFFIDict] {
-        type_registry::register_attr(index, b"__s_visit__", visit.as_raw())?;
-        type_registry::register_attr(index, b"__s_mutate__", copy.as_raw())?;
-        type_registry::register_attr(index, b"__s_maybe_inplace_mutate__", in_place.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, b"__s_visit__", visit.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, b"__s_mutate__", copy.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, b"__s_maybe_inplace_mutate__", in_place.as_raw())?;
     }
     for index in [ti::kTVMFFIStr, ti::kTVMFFIBytes, ti::kTVMFFIBigInt] {
-        type_registry::register_attr(index, b"__s_mutate__", leaf.as_raw())?;
-        type_registry::register_attr(index, b"__s_maybe_inplace_mutate__", leaf.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, b"__s_mutate__", leaf.as_raw())?;
+        crate::reflection::attr_columns::register_attr(index, b"__s_maybe_inplace_mutate__", leaf.as_raw())?;
     }
     Ok(())
 }

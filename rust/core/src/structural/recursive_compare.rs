@@ -266,10 +266,10 @@ impl Comparer {
     /// A user type's `__ffi_eq__` / `__ffi_compare__` hook, if it has one.
     fn custom_hook(&mut self, lo: &ObjectRef, ro: &ObjectRef, pair: (usize, usize)) -> Result<Option<i32>, Error> {
         let index = lo.type_index();
-        let eq_hook = if self.eq_only { type_registry::attr_value(index, b"__ffi_eq__") } else { None };
+        let eq_hook = if self.eq_only { crate::reflection::attr_columns::attr_value(index, b"__ffi_eq__") } else { None };
         let (hook, is_eq_hook) = match eq_hook {
             Some(h) => (h, true),
-            None => match type_registry::attr_value(index, b"__ffi_compare__") {
+            None => match crate::reflection::attr_columns::attr_value(index, b"__ffi_compare__") {
                 Some(h) => (h, false),
                 None => return Ok(None),
             },

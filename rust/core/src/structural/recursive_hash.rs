@@ -203,7 +203,7 @@ impl Hasher {
             self.memo.insert(addr, (obj, h));
             return Ok(Some(h));
         }
-        if let Some(hook) = type_registry::attr_value(index, b"__ffi_hash__") {
+        if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__ffi_hash__") {
             let hook = Function::from_object(hook.get::<ObjectRef>()?)?;
             self.on_stack.insert(addr);
             let arg = Any::from_object(obj.clone());
@@ -220,8 +220,8 @@ impl Hasher {
             return Ok(Some(h));
         }
         if index >= ti::kTVMFFIStaticObjectEnd
-            && (type_registry::attr_value(index, b"__ffi_eq__").is_some()
-                || type_registry::attr_value(index, b"__ffi_compare__").is_some())
+            && (crate::reflection::attr_columns::attr_value(index, b"__ffi_eq__").is_some()
+                || crate::reflection::attr_columns::attr_value(index, b"__ffi_compare__").is_some())
         {
             return Err(Error::value_error(format!(
                 "RecursiveHash: type '{}' defines __ffi_eq__ or __ffi_compare__ but not __ffi_hash__. Add a __ffi_hash__ hook to maintain the invariant RecursiveEq(a,b) => RecursiveHash(a)==RecursiveHash(b).",

@@ -64,7 +64,7 @@ impl TypePlans {
                 let info = super::type_info_of(obj)?;
                 let kind = super::structural_kind(info)?;
                 let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
-                let hook = type_registry::attr_value(info.type_index, self.hook_attr);
+                let hook = crate::reflection::attr_columns::attr_value(info.type_index, self.hook_attr);
                 let fields = type_registry::all_fields(info.type_index)
                     .into_iter()
                     .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)

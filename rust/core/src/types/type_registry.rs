@@ -1,5 +1,10 @@
-//! The process-wide type table: type keys, indices, ancestry, reflected
-//! fields and methods, metadata, and type attribute columns.
+//! The process-wide type table: type keys, indices, ancestry, and the
+//! reflected fields, methods and metadata each type's info points to.
+//!
+//! The values those records hold (defaults, setters, methods) are kept
+//! alive by the reflection layer, which registers them
+//! (`reflection::type_members`); the attribute columns live there too
+//! (`reflection::attr_columns`). This table knows only the ABI's layouts.
 //!
 //! Entries are boxed and never removed, so the `TVMFFITypeInfo` pointers
 //! handed out by `TVMFFIGetTypeInfo` stay valid for the life of the process.
@@ -12,13 +17,12 @@ use std::sync::OnceLock;
 use parking_lot::RwLock;
 
 use crate::abi::{
-    field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo, TVMFFITypeAttrColumn,
+    field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFieldInfo, TVMFFIMethodInfo,
     TVMFFITypeInfo, TVMFFITypeMetadata,
 };
-use crate::values::any::Any;
-pub use crate::types::builtin_types::STARTUP_ATTR_COLUMNS;
 use crate::types::builtin_types::{pod_type_key, STATIC_OBJECT_TYPES};
-use crate::values::error::{byte_slice, Error};
+use crate::types::byte_array::byte_slice;
+use crate::types::type_table_error::TypeTableError;
 use crate::types::type_index_alloc::{self as alloc, IndexAllocator, Refusal, Slots};
 
 struct TypeEntry {
@@ -36,23 +40,12 @@ struct TypeEntry {
     metadata: Option<Box<TVMFFITypeMetadata>>,
     /// Byte strings the field/method/metadata records point into.
     strings: Vec<Box<[u8]>>,
-    /// Values the records hold (defaults, setters, methods), kept alive here.
-    owned: Vec<Any>,
-}
-
-struct AttrColumn {
-    column: Box<TVMFFITypeAttrColumn>,
-    values: Vec<Any>,
-    /// Slots holding a default the core installed (an enum type's
-    /// `__ffi_repr__`), which a later registration may replace once.
-    defaults: std::collections::HashSet<usize>,
 }
 
 struct Registry {
     entries: Vec<Option<Box<TypeEntry>>>,
     by_key: HashMap<Vec<u8>, i32>,
     alloc: IndexAllocator,
-    attrs: HashMap<Vec<u8>, AttrColumn>,
 }
 
 // SAFETY: the raw pointers inside point into boxed entries owned by the
@@ -68,7 +61,6 @@ fn registry() -> &'static RwLock<Registry> {
             entries: Vec::new(),
             by_key: HashMap::new(),
             alloc: IndexAllocator::new(),
-            attrs: HashMap::new(),
         };
         // Every static index has a type info, PODs included: code compiled
         // against TVM-FFI's headers reads the key of any index it meets
@@ -92,11 +84,6 @@ fn registry() -> &'static RwLock<Registry> {
             let slots = Slots::new(0, *index == ti::kTVMFFIVisitInterrupt);
             r.insert(key.as_bytes(), *index, Some(ti::kTVMFFIObject), slots).expect("static type");
         }
-        // The headers abort when a column they look up is missing, so the
-        // columns TVM-FFI creates at start-up exist here too (empty).
-        for name in STARTUP_ATTR_COLUMNS {
-            r.ensure_column(name.as_bytes());
-        }
         RwLock::new(r)
     })
 }
@@ -116,28 +103,19 @@ impl Registry {
         usize::try_from(index).ok().and_then(|i| self.entries.get(i)).and_then(|e| e.as_deref())
     }
 
-    fn entry_mut(&mut self, index: i32) -> Result<&mut TypeEntry, Error> {
+    fn entry_mut(&mut self, index: i32) -> Result<&mut TypeEntry, TypeTableError> {
         usize::try_from(index)
             .ok()
             .and_then(|i| self.entries.get_mut(i))
             .and_then(|e| e.as_deref_mut())
-            .ok_or_else(|| Error::value_error(format!("unknown type index {index}")))
+            .ok_or_else(|| TypeTableError::new(format!("unknown type index {index}")))
     }
 
-    /// The column named `name`, created empty if absent.
-    fn ensure_column(&mut self, name: &[u8]) -> &mut AttrColumn {
-        self.attrs.entry(name.to_vec()).or_insert_with(|| AttrColumn {
-            column: Box::new(TVMFFITypeAttrColumn { data: std::ptr::null(), size: 0, begin_index: 0 }),
-            values: Vec::new(),
-            defaults: std::collections::HashSet::new(),
-        })
-    }
-
-    fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>, slots: Slots) -> Result<i32, Error> {
+    fn insert(&mut self, key: &[u8], index: i32, parent: Option<i32>, slots: Slots) -> Result<i32, TypeTableError> {
         let (depth, ancestors) = match parent {
             None => (0, Vec::new()),
             Some(p) => {
-                let pe = self.entry(p).ok_or_else(|| Error::value_error(format!("unknown parent type index {p}")))?;
+                let pe = self.entry(p).ok_or_else(|| TypeTableError::new(format!("unknown parent type index {p}")))?;
                 let mut anc = pe.ancestors.clone();
                 anc.push(&pe.info as *const TVMFFITypeInfo);
                 (pe.info.type_depth + 1, anc)
@@ -166,7 +144,6 @@ impl Registry {
             methods: Vec::new(),
             metadata: None,
             strings: Vec::new(),
-            owned: Vec::new(),
         });
         let key_text = nul_terminated(&entry.key);
         entry.info.type_key = TVMFFIByteArray::from_slice(&key_text[..entry.key.len()]);
@@ -211,13 +188,6 @@ impl TypeEntry {
         self.strings.push(owned);
         out
     }
-
-    fn keep_any(&mut self, v: &TVMFFIAny) -> Result<TVMFFIAny, Error> {
-        let owned = Any::from_view(v)?;
-        let raw = *owned.as_raw();
-        self.owned.push(owned);
-        Ok(raw)
-    }
 }
 
 /// Look up a type key, or register it with no child slots, letting its
@@ -225,11 +195,11 @@ impl TypeEntry {
 ///
 /// `static_index >= 0` registers at that fixed index; `-1` allocates one.
 /// `parent` is the parent's index, or `-1` for a root (static indices only).
-pub fn get_or_alloc_index(key: &str, static_index: i32, parent: i32) -> Result<i32, Error> {
+pub fn get_or_alloc_index(key: &str, static_index: i32, parent: i32) -> Result<i32, TypeTableError> {
     get_or_alloc_index_bytes(key.as_bytes(), static_index, parent)
 }
 
-pub fn get_or_alloc_index_bytes(key: &[u8], static_index: i32, parent: i32) -> Result<i32, Error> {
+pub fn get_or_alloc_index_bytes(key: &[u8], static_index: i32, parent: i32) -> Result<i32, TypeTableError> {
     get_or_alloc_index_slots(key, static_index, 0, true, parent)
 }
 
@@ -246,7 +216,7 @@ pub fn get_or_alloc_index_slots(
     num_child_slots: i32,
     child_slots_can_overflow: bool,
     parent: i32,
-) -> Result<i32, Error> {
+) -> Result<i32, TypeTableError> {
     if let Some(i) = registry().read().by_key.get(key) {
         return Ok(*i);
     }
@@ -256,16 +226,16 @@ pub fn get_or_alloc_index_slots(
     }
     let name = || String::from_utf8_lossy(key).into_owned();
     alloc::check_child_slots(num_child_slots)
-        .map_err(|m| Error::value_error(format!("cannot register type {}: {m}", name())))?;
+        .map_err(|m| TypeTableError::new(format!("cannot register type {}: {m}", name())))?;
     let parent = if parent == -1 { None } else { Some(parent) };
     if let Some(p) = parent {
         if r.entry(p).is_none() {
-            return Err(Error::value_error(format!("cannot register type {}: unknown parent type index {p}", name())));
+            return Err(TypeTableError::new(format!("cannot register type {}: unknown parent type index {p}", name())));
         }
     }
     let index = if static_index >= 0 {
         if let Some(taken) = r.entry(static_index) {
-            return Err(Error::value_error(format!(
+            return Err(TypeTableError::new(format!(
                 "cannot register type {} at index {static_index}: taken by {}",
                 name(),
                 String::from_utf8_lossy(&taken.key)
@@ -273,17 +243,17 @@ pub fn get_or_alloc_index_slots(
         }
         let existing = r.entries.iter().enumerate().filter_map(|(i, e)| Some((i as i32, e.as_ref()?.slots)));
         alloc::check_static(static_index, num_child_slots, existing)
-            .map_err(|m| Error::value_error(format!("cannot register type {}: {m}", name())))?;
+            .map_err(|m| TypeTableError::new(format!("cannot register type {}: {m}", name())))?;
         static_index
     } else {
         let Some(p) = parent else {
-            return Err(Error::value_error(format!("cannot register type {}: a dynamic type needs a parent", name())));
+            return Err(TypeTableError::new(format!("cannot register type {}: a dynamic type needs a parent", name())));
         };
         let Registry { entries, alloc, .. } = &mut *r;
         let pe = entries[p as usize].as_deref_mut().expect("parent checked above");
         alloc.alloc_child(p, &mut pe.slots, num_child_slots).map_err(|refusal| {
             let pkey = String::from_utf8_lossy(&pe.key);
-            Error::value_error(match refusal {
+            TypeTableError::new(match refusal {
                 Refusal::ParentFull { reserved } => format!(
                     "cannot register type {}: its parent {pkey} has no child slot left (it reserves {} and forbids overflow)",
                     name(),
@@ -296,6 +266,12 @@ pub fn get_or_alloc_index_slots(
     let can_overflow =
         alloc::inherited_overflow(parent.and_then(|p| r.entry(p)).map(|e| &e.slots), child_slots_can_overflow);
     r.insert(key, index, parent, Slots::new(num_child_slots, can_overflow))
+}
+
+/// Whether `index` is a registered type (no start-up registration needed:
+/// every index it could register is taken by then or later).
+pub fn is_registered(index: i32) -> bool {
+    registry().read().entry(index).is_some()
 }
 
 /// The child slots a registered type reserves and whether its subtypes may
@@ -341,19 +317,20 @@ pub fn is_instance(child: i32, parent: i32) -> bool {
     d < c.ancestors.len() && unsafe { (*c.ancestors[d]).type_index } == parent
 }
 
-/// Register a reflected field. Strings, the default value and a function
-/// setter are copied/retained by the registry.
-pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
+/// Register a reflected field. Its strings are copied; its default value
+/// and function setter are stored as given: the caller keeps them alive for
+/// the life of the process (`reflection::type_members` does).
+pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), TypeTableError> {
     let mut r = registry().write();
     let e = r.entry_mut(index)?;
     // SAFETY: see `keep_bytes`.
     let name = unsafe { byte_slice(&info.name) };
     if name.is_empty() {
-        return Err(Error::value_error("field name must not be empty"));
+        return Err(TypeTableError::new("field name must not be empty"));
     }
     // SAFETY: registered names point into strings the entry owns.
     if e.fields.iter().any(|f| unsafe { byte_slice(&f.name) } == name) {
-        return Err(Error::value_error(format!(
+        return Err(TypeTableError::new(format!(
             "field {} already registered on {}",
             String::from_utf8_lossy(name),
             String::from_utf8_lossy(&e.key)
@@ -375,15 +352,7 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
         field_static_type_index: info.field_static_type_index,
     };
     if info.flags & field_flag::kHasDefault != 0 {
-        rec.default_value_or_factory = e.keep_any(&info.default_value_or_factory)?;
-    }
-    if info.flags & field_flag::kSetterIsFunctionObj != 0 && !info.setter.is_null() {
-        let v = TVMFFIAny {
-            type_index: ti::kTVMFFIFunction,
-            small_str_len: 0,
-            value: crate::abi::TVMFFIAnyValue { v_ptr: info.setter },
-        };
-        e.keep_any(&v)?;
+        rec.default_value_or_factory = info.default_value_or_factory;
     }
     append_stable(&mut e.fields, &mut e.retired_fields, rec);
     // Pointer before count: the new array holds every earlier record.
@@ -392,8 +361,9 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), Error> {
     Ok(())
 }
 
-/// Register a reflected method (its function value is retained).
-pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), Error> {
+/// Register a reflected method. Its strings are copied; its function value
+/// is stored as given, kept alive by the caller as for fields.
+pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), TypeTableError> {
     let mut r = registry().write();
     let e = r.entry_mut(index)?;
     let rec = TVMFFIMethodInfo {
@@ -401,7 +371,7 @@ pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), Error>
         doc: e.keep_bytes(&info.doc),
         metadata: e.keep_bytes(&info.metadata),
         flags: info.flags,
-        method: e.keep_any(&info.method)?,
+        method: info.method,
     };
     append_stable(&mut e.methods, &mut e.retired_methods, rec);
     e.info.methods = e.methods.as_ptr();
@@ -410,7 +380,7 @@ pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), Error>
 }
 
 /// Register (or replace) a type's metadata.
-pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Error> {
+pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), TypeTableError> {
     let mut r = registry().write();
     let e = r.entry_mut(index)?;
     let doc = e.keep_bytes(&md.doc);
@@ -421,97 +391,6 @@ pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), Erro
         structural_eq_hash_kind: md.structural_eq_hash_kind,
     });
     Ok(())
-}
-
-/// Set `attr_name` of type `index`. Setting an attribute twice to different
-/// values is an error.
-///
-/// As in TVM-FFI, `index == kTVMFFINone` is the sentinel that only makes
-/// sure the column exists (the headers' `EnsureTypeAttrColumn`); the value
-/// is ignored.
-pub fn register_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
-    let installed = store_attr(index, attr_name, value, false)?;
-    // E.g. an enum type's state makes it an enum with variants, which the
-    // enum layer answers with the enum repr (outside the lock, as the hook
-    // registers attributes itself).
-    if installed {
-        // SAFETY: the crate root defines the function with this exact
-        // signature (same crate, same compiler); `attr_name` is a live slice.
-        unsafe { tether_core_type_attr_installed(index, attr_name) }?;
-    }
-    Ok(())
-}
-
-extern "Rust" {
-    /// What the layers above do when a type first gets an attribute;
-    /// defined by the crate root (lib.rs), joined by the linker, because
-    /// this table must not name them.
-    fn tether_core_type_attr_installed(index: i32, attr_name: &[u8]) -> Result<(), Error>;
-}
-
-/// Set `attr_name` of type `index` to a default that a later
-/// [`register_attr`] may replace; nothing happens when a value is set.
-pub(crate) fn register_default_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny) -> Result<(), Error> {
-    store_attr(index, attr_name, value, true).map(|_| ())
-}
-
-/// Store an attribute value; whether it was stored (a default is not
-/// stored over an existing value).
-fn store_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny, as_default: bool) -> Result<bool, Error> {
-    if index < 0 {
-        return Err(Error::value_error(format!("unknown type index {index}")));
-    }
-    let mut r = registry().write();
-    if index == ti::kTVMFFINone {
-        r.ensure_column(attr_name);
-        return Ok(false);
-    }
-    if r.entry(index).is_none() {
-        return Err(Error::value_error(format!("unknown type index {index}")));
-    }
-    let value = Any::from_view(value)?;
-    let col = r.ensure_column(attr_name);
-    let slot = index as usize;
-    if col.values.len() <= slot {
-        col.values.resize_with(slot + 1, Any::none);
-    }
-    let existing = &col.values[slot];
-    if as_default && !existing.is_none() {
-        return Ok(false);
-    }
-    let replaces_default = !as_default && col.defaults.remove(&slot);
-    if !existing.is_none() && !existing.same_value(&value) && !replaces_default {
-        return Err(Error::value_error(format!(
-            "attribute {} of type {} is already registered",
-            String::from_utf8_lossy(attr_name),
-            index
-        )));
-    }
-    col.values[slot] = value;
-    if as_default {
-        col.defaults.insert(slot);
-    }
-    // Any is repr(transparent) over TVMFFIAny, so the Vec is the column.
-    col.column.data = col.values.as_ptr() as *const TVMFFIAny;
-    col.column.size = col.values.len() as i32;
-    Ok(true)
-}
-
-/// The column of an attribute, if any type registered it.
-pub fn attr_column(attr_name: &[u8]) -> Option<&'static TVMFFITypeAttrColumn> {
-    crate::types::start_up::ensure();
-    let r = registry().read();
-    // SAFETY: the column box lives as long as the registry (forever).
-    r.attrs.get(attr_name).map(|c| unsafe { &*(&*c.column as *const TVMFFITypeAttrColumn) })
-}
-
-/// The value of an attribute for one type (None when unset).
-pub fn attr_value(index: i32, attr_name: &[u8]) -> Option<Any> {
-    crate::types::start_up::ensure();
-    let r = registry().read();
-    let col = r.attrs.get(attr_name)?;
-    let v = col.values.get(usize::try_from(index).ok()?)?;
-    (!v.is_none()).then(|| v.clone())
 }
 
 /// Append `rec` without moving the records already in `list`: a full array

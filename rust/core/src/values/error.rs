@@ -13,6 +13,7 @@ use crate::abi::{
     kTVMFFIBacktraceUpdateModeAppend, type_index, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIObjectHandle,
 };
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
+pub(crate) use crate::types::byte_array::byte_slice;
 
 /// An error crossing the FFI: a kind (`"TypeError"`, `"ValueError"`, …), a
 /// message and a backtrace. When it came from an Error object, the object is
@@ -98,6 +99,13 @@ impl std::fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
+/// The type table's refusals are ValueErrors.
+impl From<crate::types::TypeTableError> for Error {
+    fn from(e: crate::types::TypeTableError) -> Self {
+        Error::value_error(e.message())
+    }
+}
+
 /// The object layer's errors (allocation, downcast) keep their kind.
 impl From<crate::object::ObjectError> for Error {
     fn from(e: crate::object::ObjectError) -> Self {
@@ -137,16 +145,6 @@ pub(crate) unsafe fn bytes_to_string(b: TVMFFIByteArray) -> String {
     String::from_utf8_lossy(unsafe { byte_slice(&b) }).into_owned()
 }
 
-/// # Safety
-/// `b` must be empty or point to `b.size` readable bytes that outlive `'a`.
-pub(crate) unsafe fn byte_slice<'a>(b: &TVMFFIByteArray) -> &'a [u8] {
-    if b.size == 0 || b.data.is_null() {
-        &[]
-    } else {
-        // SAFETY: per the caller.
-        unsafe { std::slice::from_raw_parts(b.data as *const u8, b.size) }
-    }
-}
 
 fn error_cell_ptr(obj: *mut TVMFFIObject) -> *mut TVMFFIErrorCell {
     // SAFETY: pointer arithmetic only: the cell follows the header.

@@ -48,7 +48,7 @@ fn is_inline(f: &TVMFFIFieldInfo) -> bool {
 }
 
 fn uses_data_hook(index: i32) -> bool {
-    crate::enum_type::is_enum_type(index) || type_registry::attr_value(index, b"__data_from_json__").is_some()
+    crate::enum_type::is_enum_type(index) || crate::reflection::attr_columns::attr_value(index, b"__data_from_json__").is_some()
 }
 
 struct Reader {
@@ -211,10 +211,10 @@ impl Reader {
             let key = if crate::enum_type::is_int_enum_type(index) { node.data_int(false)? } else { Any::string(&node.data_str()?)? };
             return crate::enum_type::get_by_index(index, &key).map(Any::from_object);
         }
-        if let Some(hook) = type_registry::attr_value(index, b"__data_from_json__") {
+        if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__data_from_json__") {
             return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?]);
         }
-        let new = type_registry::attr_value(index, b"__ffi_new__").ok_or_else(|| {
+        let new = crate::reflection::attr_columns::attr_value(index, b"__ffi_new__").ok_or_else(|| {
             Error::type_error(format!(
                 "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr; node {})",
                 type_registry::type_key_of(index),

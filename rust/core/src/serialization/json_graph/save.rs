@@ -148,13 +148,13 @@ impl Writer {
             }
             _ => {
                 let index = obj.type_index();
-                if crate::enum_type::is_enum_type(index) || type_registry::attr_value(index, b"__data_to_json__").is_some() {
+                if crate::enum_type::is_enum_type(index) || crate::reflection::attr_columns::attr_value(index, b"__data_to_json__").is_some() {
                     return Ok(None);
                 }
                 let info = type_registry::type_info(index).ok_or_else(|| Error::type_error("unregistered type"))?;
                 // SAFETY: non-NULL metadata records live for the process.
                 let has_creator = (!info.metadata.is_null() && unsafe { (*info.metadata).creator.is_some() })
-                    || type_registry::attr_value(index, b"__ffi_new__").is_some();
+                    || crate::reflection::attr_columns::attr_value(index, b"__ffi_new__").is_some();
                 if !has_creator {
                     return Err(Error::type_error(format!(
                         "Type `{}` does not support ToJSONGraph (no native creator or __ffi_new__ type attr)",
@@ -171,7 +171,7 @@ impl Writer {
         if crate::enum_type::is_enum_type(obj.type_index()) {
             return crate::enum_type::canonical_index(obj);
         }
-        let hook = type_registry::attr_value(obj.type_index(), b"__data_to_json__")
+        let hook = crate::reflection::attr_columns::attr_value(obj.type_index(), b"__data_to_json__")
             .ok_or_else(|| Error::runtime_error("the __data_to_json__ hook went away"))?;
         Function::from_object(hook.get::<ObjectRef>()?)?.call(&[Any::from_object(obj.clone())])
     }

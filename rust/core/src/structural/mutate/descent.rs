@@ -79,14 +79,14 @@ impl MutatorRef {
     fn default_mutate_here<'a>(&'a self, value: TVMFFIAny, mode: InplaceMode) -> Step<'a, Mutated> {
         let index = value.type_index;
         if mode == InplaceMode::Allow {
-            if let Some(attr) = type_registry::attr_value(index, b"__s_maybe_inplace_mutate__") {
+            if let Some(attr) = crate::reflection::attr_columns::attr_value(index, b"__s_maybe_inplace_mutate__") {
                 if matches!(attr.type_index(), ti::kTVMFFIOpaquePtr | ti::kTVMFFIFunction) {
                     return self.hook_step("__s_maybe_inplace_mutate__", &attr, value);
                 }
             }
             return self.default_mutate_here(value, InplaceMode::Disallow);
         }
-        if let Some(attr) = type_registry::attr_value(index, b"__s_mutate__") {
+        if let Some(attr) = crate::reflection::attr_columns::attr_value(index, b"__s_mutate__") {
             return self.hook_step("__s_mutate__", &attr, value);
         }
         if index < ti::kTVMFFIStaticObjectBegin {
@@ -218,7 +218,7 @@ impl MutatorRef {
 /// dataclass types are copied field by field without one).
 pub(crate) fn shallow_copy(obj: &ObjectRef) -> Result<ObjectRef, Error> {
     let index = obj.type_index();
-    let copy = match type_registry::attr_value(index, b"__ffi_shallow_copy__") {
+    let copy = match crate::reflection::attr_columns::attr_value(index, b"__ffi_shallow_copy__") {
         Some(h) if h.type_index() == ti::kTVMFFIFunction => {
             Function::from_object(h.get::<ObjectRef>()?)?.call(&[Any::from_object(obj.clone())])?
         }

@@ -207,7 +207,7 @@ impl VisitorRef {
 
     fn default_visit_here<'a>(&'a self, value: Any) -> Step<'a, Visited> {
         let index = value.type_index();
-        if let Some(attr) = type_registry::attr_value(index, b"__s_visit__") {
+        if let Some(attr) = crate::reflection::attr_columns::attr_value(index, b"__s_visit__") {
             match Hook::from_value("__s_visit__", &attr) {
                 Err(e) => return Step::err(e),
                 // The builtin container hook visits every element (value):
