@@ -433,7 +433,7 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
 pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
     guard("TVMFFIStringFromByteArray", || {
         let b = bytes(input, "TVMFFIStringFromByteArray", "input")?;
-        *out_ptr(out, "TVMFFIStringFromByteArray")? = crate::values::string::make_str_or_bytes(b, false)?.into_raw();
+        *out_ptr(out, "TVMFFIStringFromByteArray")? = crate::values::any::make_str_or_bytes(b, false)?.into_raw();
         Ok(())
     })
 }
@@ -442,7 +442,7 @@ pub unsafe extern "C" fn TVMFFIStringFromByteArray(input: *const TVMFFIByteArray
 pub unsafe extern "C" fn TVMFFIBytesFromByteArray(input: *const TVMFFIByteArray, out: *mut TVMFFIAny) -> c_int {
     guard("TVMFFIBytesFromByteArray", || {
         let b = bytes(input, "TVMFFIBytesFromByteArray", "input")?;
-        *out_ptr(out, "TVMFFIBytesFromByteArray")? = crate::values::string::make_str_or_bytes(b, true)?.into_raw();
+        *out_ptr(out, "TVMFFIBytesFromByteArray")? = crate::values::any::make_str_or_bytes(b, true)?.into_raw();
         Ok(())
     })
 }

@@ -4,7 +4,16 @@
 //! value against the field's declared type before storing it. The slot
 //! layout and its invariants are the parent module's.
 
-use super::*;
+use std::ffi::{c_int, c_void};
+
+use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject};
+use crate::object::ObjectRef;
+use crate::types::type_registry;
+use crate::values::any::{Any, AnyView};
+use crate::values::error::{self, Error};
+use crate::values::function::Function;
+
+use super::layout::{FieldKind, FieldSpec};
 
 /// Read a reflected field of any object through its getter.
 pub fn get_field(obj: &ObjectRef, f: &TVMFFIFieldInfo) -> Result<Any, Error> {
@@ -124,7 +133,7 @@ pub(super) fn make_setter(type_key: &str, f: &FieldSpec) -> Result<Function, Err
 ///
 /// # Safety
 /// `addr` is an initialised slot of `kind` in a live instance.
-pub(super) unsafe fn store_slot(kind: FieldKind, addr: *mut u8, value: &AnyView<'_>, what: impl Fn() -> String) -> Result<(), Error> {
+pub(crate) unsafe fn store_slot(kind: FieldKind, addr: *mut u8, value: &AnyView<'_>, what: impl Fn() -> String) -> Result<(), Error> {
     let bad = || Error::type_error(format!("{} expects {}, got {}", what(), kind.describe(), value.type_key()));
     // SAFETY: per the caller.
     unsafe {

@@ -16,7 +16,7 @@ use crate::object::{ObjectRef, ObjectType};
 use crate::types::type_registry;
 
 use super::objects::{EnumObj, EnumStateObj, IntEnumObj};
-use super::ENUM_STATE_ATTR;
+use super::objects::ENUM_STATE_ATTR;
 
 /// Whether objects of type `index` are enum singletons (`ffi.Enum` or a
 /// subtype).

@@ -20,9 +20,5 @@ pub mod objects;
 mod registration;
 
 pub use lookup::{canonical_index, get_by_index, int_index, is_enum_type, is_int_enum_type, state_of, str_index};
-pub use objects::{EnumObj, EnumStateObj, IntEnumObj, StrEnumObj};
+pub use objects::{EnumObj, EnumStateObj, IntEnumObj, StrEnumObj, ENUM_STATE_ATTR};
 pub(crate) use registration::{on_attr_installed, register};
-
-/// The type attribute under which an enum type keeps its `ffi.EnumState`
-/// (upstream's `type_attr::kEnumState`).
-pub const ENUM_STATE_ATTR: &str = "__ffi_enum__";

@@ -19,6 +19,10 @@ use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectRef, ObjectType};
 use crate::reflection::{DefaultObject, ShallowCopy};
 
+/// The type attribute under which an enum type keeps its `ffi.EnumState`
+/// (upstream's `type_attr::kEnumState`).
+pub const ENUM_STATE_ATTR: &str = "__ffi_enum__";
+
 /// `ffi.Enum`: one registered enum singleton.
 #[repr(C)]
 pub struct EnumObj {

@@ -27,7 +27,7 @@ use crate::types::type_registry;
 
 use super::lookup::{is_enum_type, str_index};
 use super::objects::{EnumObj, EnumStateObj, IntEnumObj, StrEnumObj};
-use super::ENUM_STATE_ATTR;
+use super::objects::ENUM_STATE_ATTR;
 
 const INT_INDEX_OFFSET: usize = offset_of!(EnumObj, int_index);
 const STR_INDEX_OFFSET: usize = offset_of!(EnumObj, str_index);

@@ -13,7 +13,8 @@ use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::containers::typed_args::Sig;
 
-use super::library::{create_library_module, deep_bind_default, Library};
+use super::library::{deep_bind_default, Library};
+use super::library_module::create_library_module;
 use super::object::Module;
 
 /// `Module::LoadFromFile`: the loader `ffi.Module.load_from_file.<ext>`

@@ -10,7 +10,8 @@
 //! into the library's variable of that name, stores the module's address
 //! into `__tvm_ffi__library_ctx` (what `TVMFFIEnvModLookupFromImports`
 //! receives), and, when the library embeds `__tvm_ffi__library_bin`, builds
-//! the module tree it describes ([`super::library_bin`]).
+//! the module tree it describes ([`super::library_bin`]); that is
+//! [`super::library_module`]'s job.
 //!
 //! Shared libraries are opened `RTLD_LAZY | RTLD_LOCAL` as TVM-FFI does,
 //! plus `RTLD_DEEPBIND` on glibc Linux unless `TETHER_LOAD_DEEPBIND` is
@@ -38,8 +39,8 @@ use super::object::Module;
 use super::symbols;
 
 pub(crate) const SYMBOL_PREFIX: &str = "__tvm_ffi_";
-const LIBRARY_CTX: &str = "__tvm_ffi__library_ctx";
-const LIBRARY_BIN: &str = "__tvm_ffi__library_bin";
+pub(super) const LIBRARY_CTX: &str = "__tvm_ffi__library_ctx";
+pub(super) const LIBRARY_BIN: &str = "__tvm_ffi__library_bin";
 const METADATA_PREFIX: &str = "__tvm_ffi__metadata_";
 const DOC_PREFIX: &str = "__tvm_ffi__doc_";
 
@@ -257,38 +258,4 @@ pub(crate) unsafe fn drop_state(state: *mut c_void) {
         // SAFETY: per the caller, the box made by new_library_module.
         drop(unsafe { Box::from_raw(state as *mut Arc<Library>) });
     }
-}
-
-/// TVM-FFI's `CreateLibraryModule`: context symbols, then either the module
-/// tree of an embedded library binary or one library module.
-pub(crate) fn create_library_module(library: Arc<Library>) -> Result<Module, Error> {
-    let bin = library.symbol(LIBRARY_BIN) as *const u8;
-    let ctx = library.symbol(LIBRARY_CTX) as *mut *mut c_void;
-    for (name, value) in symbols::context_symbols() {
-        let slot = library.symbol(&name) as *mut *mut c_void;
-        if !slot.is_null() {
-            // SAFETY: a context-symbol variable of the library (module doc).
-            unsafe { *slot = value };
-        }
-    }
-    if !bin.is_null() {
-        // SAFETY: the library's binary blob: a u64 length, then that many bytes.
-        let blob = unsafe {
-            let mut len = [0u8; 8];
-            std::ptr::copy_nonoverlapping(bin, len.as_mut_ptr(), 8);
-            std::slice::from_raw_parts(bin.add(8), u64::from_le_bytes(len) as usize)
-        };
-        let (root, lib_module) = super::library_bin::build(blob, Some(&library))?;
-        if let (Some(m), false) = (lib_module, ctx.is_null()) {
-            // SAFETY: the library's context variable (module doc).
-            unsafe { *ctx = m.cxx_address() };
-        }
-        return Ok(root);
-    }
-    let module = new_library_module(&library)?;
-    if !ctx.is_null() {
-        // SAFETY: as above.
-        unsafe { *ctx = module.cxx_address() };
-    }
-    Ok(module)
 }

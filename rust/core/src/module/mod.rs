@@ -10,6 +10,7 @@
 pub mod globals;
 pub(crate) mod library;
 mod library_bin;
+mod library_module;
 pub mod object;
 pub mod symbols;
 

@@ -20,7 +20,7 @@ use crate::abi::type_index as ti;
 use crate::values::any::Any;
 use crate::containers::{Array, List, Map};
 use crate::values::error::Error;
-use crate::values::string::make_str_or_bytes;
+use crate::values::any::make_str_or_bytes;
 
 use super::c_number_format::{one_decimal, round_trip_g};
 

@@ -107,12 +107,12 @@ impl Any {
 
     /// A string value (small inline, or a String object).
     pub fn string(s: &str) -> Result<Any, Error> {
-        string::make_str_or_bytes(s.as_bytes(), false)
+        make_str_or_bytes(s.as_bytes(), false)
     }
 
     /// A bytes value (small inline, or a Bytes object).
     pub fn bytes(b: &[u8]) -> Result<Any, Error> {
-        string::make_str_or_bytes(b, true)
+        make_str_or_bytes(b, true)
     }
 
     /// `TVMFFIAnyViewToOwnedAny`: own whatever a view refers to.
@@ -130,14 +130,14 @@ impl Any {
                         return Err(Error::value_error("raw string view holds a NULL pointer"));
                     }
                     let s = CStr::from_ptr(v.value.v_c_str);
-                    string::make_str_or_bytes(s.to_bytes(), false)
+                    make_str_or_bytes(s.to_bytes(), false)
                 }
                 ti::kTVMFFIByteArrayPtr => {
                     let p = v.value.v_ptr as *const TVMFFIByteArray;
                     if p.is_null() {
                         return Err(Error::value_error("byte array view holds a NULL pointer"));
                     }
-                    string::make_str_or_bytes(byte_slice(&*p), true)
+                    make_str_or_bytes(byte_slice(&*p), true)
                 }
                 ti::kTVMFFIObjectRValueRef => {
                     let slot = v.value.v_ptr as *mut *mut TVMFFIObject;
@@ -511,6 +511,15 @@ impl IntoAny for &[u8] {
     fn into_any(self) -> Result<Any, Error> {
         Any::bytes(self)
     }
+}
+
+/// Make a str (or bytes) value: inline when short, an object otherwise.
+pub fn make_str_or_bytes(content: &[u8], is_bytes: bool) -> Result<Any, Error> {
+    if let Some(raw) = string::small_str_or_bytes(content, is_bytes) {
+        // SAFETY: a small value holds no reference.
+        return Ok(unsafe { Any::from_raw_owned(raw) });
+    }
+    Ok(Any::from_object(string::str_or_bytes_object(content, is_bytes)?.into_object_ref()))
 }
 
 #[cfg(test)]

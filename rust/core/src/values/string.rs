@@ -6,9 +6,8 @@
 //! block. String and Bytes share this layout.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
-use crate::values::any::Any;
-use crate::values::error::{byte_slice, Error};
-use crate::object::{header_placeholder, ObjectPtr, ObjectType};
+use crate::types::byte_array::byte_slice;
+use crate::object::{header_placeholder, ObjectError, ObjectPtr, ObjectType};
 
 /// Longest content stored inline.
 pub const MAX_SMALL_LEN: usize = 7;
@@ -40,20 +39,26 @@ impl StringObj {
     }
 }
 
-/// Make a str (or bytes) value: inline when short, an object otherwise.
-pub fn make_str_or_bytes(content: &[u8], is_bytes: bool) -> Result<Any, Error> {
-    if content.len() <= MAX_SMALL_LEN {
-        let mut raw = TVMFFIAny {
-            type_index: if is_bytes { ti::kTVMFFISmallBytes } else { ti::kTVMFFISmallStr },
-            small_str_len: content.len() as u32,
-            value: TVMFFIAnyValue { v_uint64: 0 },
-        };
-        // SAFETY: writing at most 7 bytes into the 8-byte payload (the 8th
-        // stays 0 as a terminator).
-        unsafe { raw.value.v_bytes[..content.len()].copy_from_slice(content) };
-        // SAFETY: a small value holds no reference.
-        return Ok(unsafe { Any::from_raw_owned(raw) });
+/// A short str (or bytes) value held inline (`ffi.SmallStr`,
+/// `ffi.SmallBytes`; it holds no reference), or None when `content` is too
+/// long for it.
+pub fn small_str_or_bytes(content: &[u8], is_bytes: bool) -> Option<TVMFFIAny> {
+    if content.len() > MAX_SMALL_LEN {
+        return None;
     }
+    let mut raw = TVMFFIAny {
+        type_index: if is_bytes { ti::kTVMFFISmallBytes } else { ti::kTVMFFISmallStr },
+        small_str_len: content.len() as u32,
+        value: TVMFFIAnyValue { v_uint64: 0 },
+    };
+    // SAFETY: writing at most 7 bytes into the 8-byte payload (the 8th
+    // stays 0 as a terminator).
+    unsafe { raw.value.v_bytes[..content.len()].copy_from_slice(content) };
+    Some(raw)
+}
+
+/// A str (or bytes) object holding `content` (NUL-terminated after it).
+pub fn str_or_bytes_object(content: &[u8], is_bytes: bool) -> Result<ObjectPtr<StringObj>, ObjectError> {
     let index = if is_bytes { ti::kTVMFFIBytes } else { ti::kTVMFFIStr };
     let obj = StringObj { header: header_placeholder(), bytes: TVMFFIByteArray::EMPTY };
     // SAFETY: the tail (content + NUL) is written before the object escapes,
@@ -67,7 +72,7 @@ pub fn make_str_or_bytes(content: &[u8], is_bytes: bool) -> Result<Any, Error> {
         *tail.add(content.len()) = 0;
         (*cell).bytes = TVMFFIByteArray { data: tail as *const _, size: content.len() };
     }
-    Ok(Any::from_object(ptr.into_object_ref()))
+    Ok(ptr)
 }
 
 /// The content of a str/bytes value (inline, object, raw C string or byte
@@ -98,6 +103,7 @@ pub unsafe fn content_of<'a>(v: &TVMFFIAny) -> Option<&'a [u8]> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::values::any::Any;
 
     #[test]
     fn small_and_heap_strings_round_trip() {

@@ -21,7 +21,8 @@ use crate::object::ObjectRef;
 use crate::types::type_registry;
 
 use super::graph_node::{inline_float, invalid, kind_of, GraphNode};
-use super::{array_of, base64_decode, obj_any};
+use super::base64_decode;
+use super::graph_values::{array_of, obj_any};
 
 /// Where a node refers to a child, for messages.
 #[derive(Clone, Copy)]

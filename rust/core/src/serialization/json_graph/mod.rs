@@ -17,30 +17,18 @@
 
 mod graph_node;
 mod load;
+mod graph_values;
 mod save;
 
 use crate::values::any::Any;
-use crate::containers::{Array, Map};
-use crate::values::error::Error;
 use crate::values::function::{arg, Function};
-use crate::object::ObjectRef;
+use crate::values::global_table::Builtin;
 
 pub use super::base64::{base64_decode, base64_encode};
 pub use load::from_json_graph;
 pub use save::to_json_graph;
 
-fn obj_any(o: ObjectRef) -> Any {
-    Any::from_object(o)
-}
-fn map_of(pairs: Vec<(&str, Any)>) -> Result<Any, Error> {
-    let pairs = pairs.into_iter().map(|(k, v)| Ok((Any::string(k)?, v))).collect::<Result<Vec<_>, Error>>()?;
-    Ok(obj_any(Map::new(pairs)?.into_object()))
-}
-fn array_of(items: Vec<Any>) -> Result<Any, Error> {
-    Ok(obj_any(Array::new(items)?.into_object()))
-}
-
-pub(crate) fn globals() -> Vec<crate::serialization::Global> {
+pub(crate) fn globals() -> Vec<Builtin> {
     let metadata = |args: &[crate::values::any::AnyView<'_>]| args.get(1).map_or(Ok(Any::none()), |a| a.to_owned());
     vec![
         (

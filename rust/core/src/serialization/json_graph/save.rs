@@ -15,7 +15,8 @@ use crate::object::ObjectRef;
 use crate::serialization::repr::dtype_text;
 use crate::types::type_registry;
 
-use super::{array_of, base64_encode, map_of, obj_any};
+use super::base64_encode;
+use super::graph_values::{array_of, map_of, obj_any};
 
 #[derive(Hash, PartialEq, Eq)]
 enum NodeKey {
