@@ -12,6 +12,7 @@
 //! module is the map, and registers the structural types and globals.
 
 pub mod access_path;
+pub(crate) mod access_path_reflection;
 pub(crate) mod big_int_hooks;
 pub(crate) mod active_path;
 pub(crate) mod container_hooks;
@@ -20,6 +21,7 @@ pub mod equal;
 pub mod hash;
 pub mod hash_primitives;
 pub mod hook_callback;
+pub(crate) mod hook_identity;
 pub mod key;
 pub mod mutate;
 pub(crate) mod object_fields;
@@ -45,7 +47,7 @@ pub(crate) use value_views::{tensor_content, MapLike, SeqItems};
 /// exist from start-up, as in TVM-FFI, so frontends can bind classes to
 /// their keys before the first object is made.
 pub(crate) fn ensure_reflection() {
-    access_path::ensure_reflection();
+    access_path_reflection::ensure_reflection();
     key::ensure_reflection();
     visit::ensure_reflection();
     mutate::ensure_reflection();
@@ -66,7 +68,7 @@ pub(crate) fn register_globals() -> Vec<Global> {
     out.extend(hash::globals());
     out.extend(key::globals());
     out.extend(visit::globals());
-    out.extend(mutate::globals());
+    out.extend(mutate::globals::globals());
     out.extend(recursive_compare::globals());
     out.extend(recursive_hash::globals());
     out.extend(visit_error_context::globals());

@@ -104,3 +104,14 @@ pub(crate) fn region_for_hook(requested: i32, current: i32) -> i32 {
 pub(crate) fn is_object_index(index: i32) -> bool {
     index >= ti::kTVMFFIStaticObjectBegin
 }
+
+/// The structural kind a type declares (Unsupported when it has none).
+pub(crate) fn declared_kind(index: i32) -> i32 {
+    match type_registry::type_info(index) {
+        // SAFETY: non-NULL metadata records live for the process.
+        Some(info) if !info.metadata.is_null() => unsafe {
+            (*info.metadata).structural_eq_hash_kind
+        },
+        _ => kind::UNSUPPORTED,
+    }
+}

@@ -2,7 +2,8 @@
 //! compare and hash item by item: a Map or Dict as its entries, an Array,
 //! List or Shape as its items, a tensor's content bytes.
 
-use crate::abi::type_index as ti;
+use crate::abi::{type_index as ti, TVMFFIAny};
+use crate::containers::{Array, List};
 use crate::object::ObjectRef;
 use crate::values::any::Any;
 use crate::values::error::Error;
@@ -87,4 +88,14 @@ impl SeqItems {
             SeqItems::Copied(v) => v,
         }
     }
+}
+
+/// The elements of a sequence, or the values of a map, of `value`.
+pub(crate) fn container_children(value: &TVMFFIAny) -> Result<Vec<Any>, Error> {
+    let obj = Any::from_view(value)?.get::<ObjectRef>()?;
+    Ok(match value.type_index {
+        ti::kTVMFFIArray => Array::from_object(obj)?.iter().cloned().collect(),
+        ti::kTVMFFIList => List::from_object(obj)?.to_vec(),
+        _ => MapLike::from_object(obj)?.items().into_iter().map(|(_, v)| v).collect(),
+    })
 }

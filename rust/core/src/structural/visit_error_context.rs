@@ -156,7 +156,7 @@ pub fn update_visit_error_context(err: Error, node: &TVMFFIAny) -> Error {
 /// The paths inside `root` at which `context`'s pattern matches.
 pub fn find_access_paths(root: &ObjectRef, context: &VisitErrorContext, allow_prefix_match: bool) -> Result<Vec<AccessPath>, Error> {
     // Access paths made by C++ code alone have not registered their fields yet.
-    super::access_path::ensure_reflection();
+    super::access_path_reflection::ensure_reflection();
     let mut records: Vec<ObjectRef> = Vec::new();
     for entry in context.reverse_visit_pattern()?.into_iter().flatten() {
         if records.last().is_some_and(|last| last.as_ptr() == entry.as_ptr()) {

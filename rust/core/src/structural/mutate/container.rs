@@ -13,8 +13,7 @@ use crate::values::error::Error;
 use crate::structural::trampoline::{self, Step};
 
 use super::descent::attempt;
-use super::protocol::{keeps, MutatorRef};
-use super::{InplaceMode, Mutated};
+use super::protocol::{keeps, InplaceMode, Mutated, MutatorRef};
 
 /// The sequence cell of an Array or List object (it follows the header).
 ///

@@ -19,9 +19,9 @@ use crate::values::function::Function;
 use crate::reflection::native_hook::{call_expected, Hook};
 use crate::object::ObjectRef;
 use crate::structural::active_path::{can_close_cycle, Descent};
-use crate::structural::container_hooks::{self, BuiltinMutate};
+use crate::structural::hook_identity::{self, BuiltinMutate};
 use crate::structural::trampoline::Step;
-use crate::structural::visit::declared_kind;
+use crate::structural::object_fields::declared_kind;
 use crate::structural::visit_error_context::update_visit_error_context;
 use crate::structural::{def_region, kind};
 use crate::types::type_registry;
@@ -98,7 +98,7 @@ impl MutatorRef {
     /// A mutate hook: the builtin ones as steps, others called natively.
     fn hook_step<'a>(&'a self, attr_name: &str, attr: &Any, value: TVMFFIAny) -> Step<'a, Mutated> {
         match Hook::from_value(attr_name, attr) {
-            Ok(Some(Hook::Native(f))) => match container_hooks::builtin_mutate(f as usize) {
+            Ok(Some(Hook::Native(f))) => match hook_identity::builtin_mutate(f as usize) {
                 Some(BuiltinMutate::Leaf) => Step::ok(None),
                 // SAFETY: the builtin container hooks are registered only
                 // for Array, List, Map and Dict, so `value` is one (live,

@@ -56,22 +56,12 @@ use super::{def_region, kind, Global};
 
 mod container;
 mod descent;
-mod globals;
+pub(crate) mod globals;
 pub mod protocol;
 use descent::attempt;
-use protocol::{MutatorBase, MutatorRef, MutatorVTable};
+pub use protocol::{InplaceMode, Mutated};
+use protocol::{MutatorBase, MutatorPrefixCopy, MutatorRef, MutatorVTable};
 pub(crate) use container::{mutate_container_copy, mutate_container_in_place};
-pub(crate) use globals::globals;
-
-/// A mutation result: `None` is "unchanged" (keep the original).
-pub type Mutated = Option<Any>;
-
-/// Whether the current path may be mutated in place (`InplaceMode`).
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum InplaceMode {
-    Disallow = 0,
-    Allow = 1,
-}
 
 #[derive(Clone)]
 pub(crate) enum Engine {
@@ -282,15 +272,6 @@ fn new_mutator(engine: Engine) -> Result<MutatorRef, Error> {
     })?;
     MutatorRef::from_object(obj.into_object_ref())
 }
-
-/// A mutator that holds only upstream's prefix: the shallow copy of a
-/// mutator compiled code made (as upstream's copy, it keeps the vtable and
-/// the region, not the engine's own state).
-#[repr(C)]
-struct MutatorPrefixCopy {
-    base: MutatorBase,
-}
-object_type!(MutatorPrefixCopy, "ffi.StructuralMutator");
 
 /// `__ffi_shallow_copy__` of mutators.
 fn shallow_copy_mutator(m: &MutatorRef) -> Result<ObjectRef, Error> {

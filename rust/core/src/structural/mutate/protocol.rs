@@ -36,7 +36,25 @@ use crate::structural::def_region;
 use crate::structural::trampoline;
 use crate::types::type_registry;
 
-use super::{InplaceMode, Mutated, StructuralMutatorObj};
+
+/// A mutation result: `None` is "unchanged" (keep the original).
+pub type Mutated = Option<Any>;
+
+/// Whether the current path may be mutated in place (`InplaceMode`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum InplaceMode {
+    Disallow = 0,
+    Allow = 1,
+}
+
+/// A mutator that holds only upstream's prefix: the shallow copy of a
+/// mutator compiled code made (as upstream's copy, it keeps the vtable and
+/// the region, not the engine's own state).
+#[repr(C)]
+pub(crate) struct MutatorPrefixCopy {
+    pub(crate) base: MutatorBase,
+}
+object_type!(MutatorPrefixCopy, "ffi.StructuralMutator");
 
 pub(crate) type MutateFn = unsafe extern "C" fn(*mut MutatorBase, TVMFFIAny) -> TVMFFIAny;
 
@@ -116,7 +134,7 @@ pub struct MutatorRef(ObjectRef);
 impl MutatorRef {
     /// A mutator object of any layout (checked by type only).
     pub fn from_object(obj: ObjectRef) -> Result<MutatorRef, Error> {
-        if !type_registry::is_instance(obj.type_index(), StructuralMutatorObj::type_index()) {
+        if !type_registry::is_instance(obj.type_index(), MutatorPrefixCopy::type_index()) {
             return Err(Error::type_error(format!(
                 "Expected `ffi.StructuralMutator` but got `{}`",
                 type_registry::type_key_of(obj.type_index())

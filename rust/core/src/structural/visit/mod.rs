@@ -40,60 +40,24 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::AtomicI32;
 use std::sync::OnceLock;
 
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny};
 use crate::values::any::{Any, AnyView};
 use crate::values::error::Error;
 use crate::values::function::{arg, panic_message, Function};
 use crate::reflection::native_hook::call_expected;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
-use crate::reflection::{DefaultObject, ShallowCopy, TypeBuilder};
-use crate::types::type_registry;
+use crate::reflection::TypeBuilder;
 
 use super::trampoline::{self, Step};
 use crate::containers::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 
+pub mod interrupt;
 pub mod protocol;
-use protocol::{VisitorBase, VisitorRef, VisitorVTable};
-
-/// The interrupt signal: stops a traversal and carries a payload.
-#[repr(C)]
-pub struct VisitInterruptObj {
-    header: TVMFFIObject,
-    value: Any,
-}
-object_type!(VisitInterruptObj, "ffi.VisitInterrupt");
-
-impl DefaultObject for VisitInterruptObj {
-    fn default_object() -> Self {
-        VisitInterruptObj { header: header_placeholder(), value: Any::none() }
-    }
-}
-
-impl ShallowCopy for VisitInterruptObj {
-    fn shallow_copy(&self) -> Self {
-        VisitInterruptObj { header: header_placeholder(), value: self.value.clone() }
-    }
-}
-
-/// Make a VisitInterrupt carrying `value`.
-pub fn visit_interrupt(value: Any) -> Result<ObjectRef, Error> {
-    ensure_reflection();
-    Ok(ObjectPtr::new(VisitInterruptObj {
-        header: header_placeholder(),
-        value,
-    })?
-    .into_object_ref())
-}
-
-/// The payload of a VisitInterrupt.
-pub fn interrupt_value(obj: &ObjectRef) -> Result<Any, Error> {
-    Ok(obj.clone().downcast::<VisitInterruptObj>()?.value.clone())
-}
-
-/// A traversal's outcome: `None` to continue, or the interrupt.
-pub type Visited = Option<ObjectRef>;
+pub use interrupt::{interrupt_value, visit_interrupt, VisitInterruptObj, Visited};
+use interrupt::optional_interrupt;
+use protocol::{VisitorBase, VisitorPrefixCopy, VisitorRef, VisitorVTable};
 
 #[derive(Clone)]
 pub(crate) enum Engine {
@@ -170,18 +134,6 @@ fn walk_result(v: Any) -> Result<WalkResult, Error> {
     }
 }
 
-/// A callback's or hook's `Optional<VisitInterrupt>` result.
-pub(crate) fn optional_interrupt(v: Any) -> Result<Visited, Error> {
-    match v.type_index() {
-        ti::kTVMFFINone => Ok(None),
-        ti::kTVMFFIVisitInterrupt => Ok(Some(v.get::<ObjectRef>()?)),
-        _ => Err(Error::type_error(format!(
-            "CallExpected: result type mismatch, expected Optional<ffi.VisitInterrupt>, but got {}",
-            v.type_key()
-        ))),
-    }
-}
-
 fn interrupt_any(v: Visited) -> Any {
     v.map_or_else(Any::none, Any::from_object)
 }
@@ -244,23 +196,24 @@ fn walk_callback(visitor: &VisitorRef, callbacks: &[Entry], with_kind: &[Entry],
 /// driven through upstream's protocol.
 pub type StructuralVisitor = VisitorRef;
 
+/// The engine's child step for the protocol's descent: a child of one of
+/// tether's visitors is visited on the current work stack.
+fn engine_child_step<'a>(visitor: &'a VisitorRef, child: Any) -> Result<Step<'a, Visited>, Any> {
+    match engine_of(visitor) {
+        Some(engine) => Ok(Step::lazy(move || engine.visit_step(visitor, child))),
+        None => Err(child),
+    }
+}
+
 fn new_visitor(engine: Engine) -> Result<VisitorRef, Error> {
     ensure_reflection();
+    protocol::install_engine_child_step(engine_child_step);
     let obj = ObjectPtr::new(StructuralVisitorObj {
         base: VisitorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region: AtomicI32::new(def_region::NONE) },
         engine,
     })?;
     VisitorRef::from_object(obj.into_object_ref())
 }
-
-/// A visitor that holds only upstream's prefix: the shallow copy of a
-/// visitor compiled code made (as upstream's copy, it keeps the vtable and
-/// the region, not the engine's own state).
-#[repr(C)]
-struct VisitorPrefixCopy {
-    base: VisitorBase,
-}
-object_type!(VisitorPrefixCopy, "ffi.StructuralVisitor");
 
 /// `__ffi_shallow_copy__` of visitors.
 fn shallow_copy_visitor(v: &VisitorRef) -> Result<ObjectRef, Error> {
@@ -273,17 +226,6 @@ fn shallow_copy_visitor(v: &VisitorRef) -> Result<ObjectRef, Error> {
     }
     let base = VisitorBase { header: header_placeholder(), vtable: v.vtable(), region };
     Ok(ObjectPtr::new(VisitorPrefixCopy { base })?.into_object_ref())
-}
-
-/// The structural kind a type declares (Unsupported when it has none).
-pub(crate) fn declared_kind(index: i32) -> i32 {
-    match type_registry::type_info(index) {
-        // SAFETY: non-NULL metadata records live for the process.
-        Some(info) if !info.metadata.is_null() => unsafe {
-            (*info.metadata).structural_eq_hash_kind
-        },
-        _ => kind::UNSUPPORTED,
-    }
 }
 
 /// Walk `root`, calling the matching callbacks before (`post_order` false)
@@ -306,11 +248,7 @@ pub(crate) fn ensure_reflection() {
     static DONE: OnceLock<Result<(), String>> = OnceLock::new();
     let r = DONE.get_or_init(|| {
         (|| -> Result<(), Error> {
-            TypeBuilder::<VisitInterruptObj>::new()
-                .readonly_field_default_none::<Any>("value", std::mem::offset_of!(VisitInterruptObj, value))?
-                .metadata_with_creator(kind::UNSUPPORTED)?
-                .shallow_copy()?
-                .type_final(true)?;
+            interrupt::ensure_reflection()?;
             let copy = Function::from_closure(|args| {
                 Ok(Any::from_object(shallow_copy_visitor(&VisitorRef::from_object(arg(args, 0, "self")?)?)?))
             })?;

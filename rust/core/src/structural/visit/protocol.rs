@@ -17,6 +17,7 @@
 //! to continue, a VisitInterrupt to stop, an `ffi.Error` on failure.
 
 use std::ptr::NonNull;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicI32, Ordering};
 
 use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIObject};
@@ -26,9 +27,11 @@ use crate::reflection::native_hook::{call_expected, from_expected_raw, raw_error
 use crate::object::{ObjectRef, ObjectType};
 use crate::types::type_registry;
 
-use super::{declared_kind, optional_interrupt, StructuralVisitorObj, Visited};
+use super::interrupt::{optional_interrupt, Visited};
+use crate::structural::object_fields::declared_kind;
 use crate::structural::active_path::{can_close_cycle, Descent};
-use crate::structural::container_hooks;
+use crate::structural::hook_identity;
+use crate::structural::value_views::container_children;
 use crate::structural::trampoline::{self, Step};
 use crate::structural::{def_region, kind};
 
@@ -72,6 +75,19 @@ pub(crate) unsafe fn decode(raw: TVMFFIAny) -> Result<Visited, Error> {
     optional_interrupt(unsafe { from_expected_raw(raw) }?)
 }
 
+/// How tether's own engine visits a child of one of its visitors as a step
+/// of the current work stack; `Err` gives the child back for any other
+/// visitor. The engine (the parent module) installs it when it makes its
+/// first visitor, so no visitor is the engine's before it is set.
+pub(crate) type EngineChildStep = for<'a> fn(&'a VisitorRef, Any) -> Result<Step<'a, Visited>, Any>;
+
+static ENGINE_CHILD_STEP: OnceLock<EngineChildStep> = OnceLock::new();
+
+/// Install the engine's child step (once; later calls keep the first).
+pub(crate) fn install_engine_child_step(step: EngineChildStep) {
+    let _ = ENGINE_CHILD_STEP.set(step);
+}
+
 /// Any visitor, driven through its prefix.
 #[derive(Clone)]
 pub struct VisitorRef(ObjectRef);
@@ -79,7 +95,7 @@ pub struct VisitorRef(ObjectRef);
 impl VisitorRef {
     /// A visitor object of any layout (checked by type only).
     pub fn from_object(obj: ObjectRef) -> Result<VisitorRef, Error> {
-        let expected = StructuralVisitorObj::type_index();
+        let expected = VisitorPrefixCopy::type_index();
         if !type_registry::is_instance(obj.type_index(), expected) {
             return Err(Error::type_error(format!(
                 "Expected `ffi.StructuralVisitor` but got `{}`",
@@ -188,8 +204,8 @@ impl VisitorRef {
     /// Visit `child` from a descent: on this work stack when tether's
     /// engine drives the visitor, else through its vtable.
     fn child_step<'a>(&'a self, child: Any) -> Step<'a, Visited> {
-        match super::engine_of(self) {
-            Some(engine) => Step::lazy(move || engine.visit_step(self, child)),
+        match ENGINE_CHILD_STEP.get() {
+            Some(engine_step) => engine_step(self, child).unwrap_or_else(|child| Step::Done(self.visit(&child))),
             None => Step::Done(self.visit(&child)),
         }
     }
@@ -212,8 +228,8 @@ impl VisitorRef {
                 Err(e) => return Step::err(e),
                 // The builtin container hook visits every element (value):
                 // the same, without nesting a native frame.
-                Ok(Some(Hook::Native(f))) if container_hooks::is_builtin_visit(f as usize) => {
-                    return match container_hooks::children(value.as_raw()) {
+                Ok(Some(Hook::Native(f))) if hook_identity::is_builtin_visit(f as usize) => {
+                    return match container_children(value.as_raw()) {
                         Ok(items) => self.each_step(items.into_iter()),
                         Err(e) => Step::err(e),
                     };
@@ -303,3 +319,12 @@ impl VisitorRef {
         self.base().region.store(kind, Ordering::Relaxed);
     }
 }
+
+/// A visitor that holds only upstream's prefix: the shallow copy of a
+/// visitor compiled code made (as upstream's copy, it keeps the vtable and
+/// the region, not the engine's own state).
+#[repr(C)]
+pub(crate) struct VisitorPrefixCopy {
+    pub(crate) base: VisitorBase,
+}
+object_type!(VisitorPrefixCopy, "ffi.StructuralVisitor");
