@@ -334,7 +334,7 @@ BUILDIFIER := $(CURDIR)/node_modules/.bin/buildifier
 LINT_STAMP := $(VENV)/.tether-lint-deps
 STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' '*.bzl' 'BUILD' | grep -v '^node_modules/')
 
-lint: lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers
+lint: lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers lint-layers-core
 
 # The sources Bazel alone would run, built and run here too: the consumer
 # example against the Cargo-built core (its @tether//:tvm_ffi half against
@@ -358,9 +358,8 @@ lint-entry-points: build python
 # tether-layering (tools/layering, syn-parsed paths) holds the extension's
 # sources, python/src, to the layer order in tools/layering/layers.txt and
 # fails on any import circle across files, naming file and line.
-# `make lint-layers-core` runs the same check on rust/core, which does not
-# follow its layout in layers.txt yet: it lists what stands in the way and
-# is not part of `lint`.
+# `make lint-layers-core` runs the same check on rust/core, whose layer
+# folders layers.txt lists bottom to top.
 IMPORT_LINTER_STAMP := $(VENV)/.tether-import-linter
 
 $(IMPORT_LINTER_STAMP): $(VENV_STAMP)

@@ -10,7 +10,7 @@
  * TETHER_OBJECT_MARKER_REGISTRY_ALLOCATED: tether's Python side then keeps
  * one wrapper per object, as for objects the core allocates itself.
  *
- * Reference counting follows the core (rust/core/src/object.rs): strong
+ * Reference counting follows the core (rust/core/src/object/mod.rs): strong
  * count in the low half of combined_ref_count, weak in the high half; the
  * last strong reference calls the deleter with Strong (destroy the
  * contents) and then drops the weak reference all strong ones share, whose

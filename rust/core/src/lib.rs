@@ -13,11 +13,29 @@
 //! a process with other FFI users (a Python extension, plugins) must link the
 //! shared library, not this rlib.
 //!
-//! Layout: [`abi`] holds the raw `#[repr(C)]` structs; [`object`] the
-//! reference counting; [`alloc_header`] the allocator registry; [`c_api`]
-//! the exported functions; [`c_api_table`] the one uniquely named entry
-//! point through which the Python extension and `tether-sys` reach them. Unsafe code lives in those modules and in the
-//! object layouts of [`string`], [`containers`] and [`dataclass`].
+//! Layout: one folder per layer, top first; a module names only its own
+//! layer and those below (`make lint-layers-core` checks it, with no import
+//! circle between files; tools/layering/layers.txt):
+//!
+//! | layer | holds |
+//! | --- | --- |
+//! | [`c_api`], [`cxx_shim`] | the exported `TVMFFI*` functions, the API table, the C++ entry points |
+//! | [`module`] | modules, libraries, the system library |
+//! | [`serialization`] | JSON, JSON graph, repr, deep copy |
+//! | [`structural`] | equality, hashing, visit, mutate, access paths |
+//! | [`dataclass`], [`enum_type`] | run-time types and enums, the reflection globals |
+//! | [`tensor`] | tensors, DLPack, dtypes, devices, streams |
+//! | [`containers`] | Array, List, Map, Dict, Shape, opaque objects |
+//! | [`reflection`] | fields, methods, attribute columns, native hooks |
+//! | [`values`] | Any, strings, Error, Function and the global function table |
+//! | [`object`] | reference counting, `ObjectPtr`/`ObjectRef`, the allocator registry |
+//! | [`types`] | the type table: keys, indices, ancestors |
+//!
+//! This root is the map and the start-up registration: the global function
+//! table and the type table declare the functions below and the linker
+//! joins them, so the bottom reaches what the layers above register without
+//! naming them, on its first use, whoever makes it. Unsafe code lives in
+//! small modules with a `// SAFETY:` line per block.
 
 pub use tether_sys::abi;
 // First, and with #[macro_use]: the layers name `object_type!` unqualified,

@@ -9,7 +9,7 @@
 //! else exports `tether_core_api_table`, so looking it up always finds
 //! tether's core, and every call made through the table stays there.
 //!
-//! The layout is shared by the core, which fills it (`c_api_table`), and by
+//! The layout is shared by the core, which fills it (`c_api::api_table`), and by
 //! the `link` feature of this crate, which calls through it. Compatibility
 //! rule: entries are only ever appended; `size` tells a caller how many the
 //! core provides. Any other change (reordering, a changed signature) bumps

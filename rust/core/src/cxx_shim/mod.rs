@@ -3,6 +3,8 @@
 //! points of TVM-FFI's library (`tvm::ffi::StructuralEqual::Equal`,
 //! `tvm::ffi::json::Parse`, …) to code compiled against TVM-FFI's headers.
 //!
+//! The shim sits with `c_api` at the top layer: it may name every layer below.
+//!
 //! Contract of every `tether_cxx_*` function here: TVM-FFI's packed
 //! safe-call convention — `args` points at `num_args` borrowed values,
 //! `result` at a slot that receives an owned value; the return is 0, or

@@ -5,6 +5,11 @@
 //! type ([`DefaultObject`]), `__ffi_shallow_copy__` for a copyable one
 //! ([`ShallowCopy`]), `__ffi_type_final__` from its finality.
 //!
+//! The reflection layer (`reflection/`): this builder, the attribute columns
+//! (`attr_columns`), the values field and method records hold
+//! (`type_members`), native hooks and the structural kinds. It may name the
+//! values, objects and the type table below it, never containers or above.
+//!
 //! ```
 //! use tether_core::abi::TVMFFIObject;
 //! use tether_core::object::header_placeholder;

@@ -1,4 +1,9 @@
-//! The values crossing the FFI.
+//! The values layer: what crosses the FFI — [`any`] (tagged values),
+//! [`string`] (str and bytes), [`error`] (the Rust error and the Error
+//! object), [`function`] (Function objects), [`global_table`] (the global
+//! function table), [`function_metadata`] and [`big_int`]. It may name the
+//! object layer and the type table below it; the global table reaches the
+//! builtins registered above through the crate root's start-up hook.
 pub mod any;
 pub mod big_int;
 pub mod error;
