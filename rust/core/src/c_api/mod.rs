@@ -1,9 +1,8 @@
-//! The exported C ABI (`TVMFFI*` symbols).
-//!
-//! The top layer (with `cxx_shim`): it may name every layer below, and no
-//! layer below names it. The ABI groups (`big_int`, `dlpack`, `env`,
-//! `module`) share the panic guard (`guard`) and the argument checks
-//! (`checked_args`), never this module.
+//! The exported C ABI (`TVMFFI*` symbols) and the API table: the top layer,
+//! with `cxx_shim`. It may name every layer below, and no layer below names
+//! it. The ABI groups (`big_int`, `dlpack`, `env`, `module`) share the
+//! panic guard (`guard`) and the argument checks (`checked_args`), never
+//! this module.
 //!
 //! Every entry point validates its arguments, catches Rust panics, and
 //! reports failures through the thread-local raised error with a nonzero

@@ -2,8 +2,7 @@
 //! (`rust/core/cxx/library_surface.cc`), which provides the C++ entry
 //! points of TVM-FFI's library (`tvm::ffi::StructuralEqual::Equal`,
 //! `tvm::ffi::json::Parse`, …) to code compiled against TVM-FFI's headers.
-//!
-//! The shim sits with `c_api` at the top layer: it may name every layer below.
+//! It sits with `c_api` at the top layer and may name every layer below.
 //!
 //! Contract of every `tether_cxx_*` function here: TVM-FFI's packed
 //! safe-call convention — `args` points at `num_args` borrowed values,

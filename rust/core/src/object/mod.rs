@@ -1,8 +1,8 @@
-//! Reference counting and the owning smart pointers over `TVMFFIObject`.
-//!
 //! The object layer (`object/`): this module, the allocator registry
 //! (`alloc_header`), the counter layout (`refcount`) and [`ObjectError`]. It
 //! may name only the type table (`types`) below it.
+//!
+//! Reference counting and the owning smart pointers over `TVMFFIObject`.
 //!
 //! The combined counter keeps the strong count in its low half and the weak
 //! count in its high half. A new object starts at strong 1 / weak 1 (the

@@ -1,14 +1,14 @@
+//! The reflection layer (`reflection/`): this builder, the attribute columns
+//! (`attr_columns`), the values field and method records hold
+//! (`type_members`), native hooks and the structural kinds. It may name the
+//! values, objects and the type table below it, never containers or above.
+//!
 //! Reflection for Rust-defined object types: register fields (with typed
 //! getters and setters generated per field type), methods, metadata and
 //! the type attributes TVM-FFI's `ObjectDef` derives from a C++ class —
 //! `__ffi_new__` and the metadata's creator for a default-constructible
 //! type ([`DefaultObject`]), `__ffi_shallow_copy__` for a copyable one
 //! ([`ShallowCopy`]), `__ffi_type_final__` from its finality.
-//!
-//! The reflection layer (`reflection/`): this builder, the attribute columns
-//! (`attr_columns`), the values field and method records hold
-//! (`type_members`), native hooks and the structural kinds. It may name the
-//! values, objects and the type table below it, never containers or above.
 //!
 //! ```
 //! use tether_core::abi::TVMFFIObject;
