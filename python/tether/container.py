@@ -390,6 +390,8 @@ class Map(_Mapping):
     _or_missing_fn, _iter_fn = "ffi.MapGetItemOrMissing", "ffi.MapForwardIterFunctor"
 
     def __new__(cls, items=()):
+        if type(items) is dict:
+            return _ffi.call_pairs(_builtin("ffi.Map"), items)
         return _ffi.call(_builtin("ffi.Map"), *cls._flat_pairs(items))
 
 
@@ -401,6 +403,8 @@ class Dict(_Mapping):
     _or_missing_fn, _iter_fn = "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor"
 
     def __new__(cls, items=()):
+        if type(items) is dict:
+            return _ffi.call_pairs(_builtin("ffi.Dict"), items)
         return _ffi.call(_builtin("ffi.Dict"), *cls._flat_pairs(items))
 
     def __setitem__(self, key, value) -> None:

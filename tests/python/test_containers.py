@@ -229,6 +229,28 @@ def test_map_class_reads_through_the_upstream_globals():
     assert [k for k in big][:3] == ["key0", "key1", "key2"] and big["key321"] == 321
 
 
+def test_map_and_dict_from_a_dict_match_the_same_pairs_given_one_by_one():
+    # A plain dict crosses item by item natively; pairs, mappings and dict
+    # subclasses take the Python path. Both must build the same value.
+    d = {f"key{i}": i for i in range(1000)}
+    d.update({7: "seven", b"raw bytes key": None, 2.5: [1, 2]})
+    for cls in (tether.Map, tether.Dict):
+        from_dict, from_pairs = cls(d), cls(list(d.items()))
+        assert list(from_dict.keys()) == list(d) == list(from_pairs.keys())
+        assert from_dict["key999"] == 999 and from_dict[7] == "seven" and list(from_dict[2.5]) == [1, 2]
+        assert tether.structural_equal(from_dict, from_pairs)
+
+    class Renamed(dict):
+        def items(self):
+            return [(f"renamed-{k}", v) for k, v in super().items()]
+
+    assert list(tether.Map(Renamed(a=1)).keys()) == ["renamed-a"]
+    with pytest.raises(TypeError, match="object is not an ffi.Function"):
+        tether._ffi.call_pairs(tether.Map({}), {})
+    with pytest.raises(TypeError):
+        tether._ffi.call_pairs(tether.get_global_func("ffi.Map"), [("k", 1)])
+
+
 def test_list_class_slices_reverse_and_contains():
     lst = tether.List(range(6))
     assert 3 in lst and 9 not in lst and 3 in tether.Array([3])

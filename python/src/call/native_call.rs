@@ -243,7 +243,12 @@ unsafe fn unborrow(o: *mut CObject) {
 fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
     // Views and which of them we own (released by the guard), inline for
     // up to 8 arguments.
+    if i32::try_from(args.len()).is_err() {
+        return Err(PyValueError::new_err(format!("too many arguments for one call: {}", args.len())));
+    }
     let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
+    views.views.reserve(args.len());
+    views.owned.reserve(args.len());
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
     for &p in args {

@@ -7,7 +7,7 @@ use std::ptr;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyTuple};
 use tether_sys::abi::{type_index as ti, TVMFFIObject, TVMFFISafeCallType};
 use tether_sys::*;
 
@@ -31,6 +31,28 @@ pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTupl
     }
     // SAFETY: `f` is a live wrapper.
     native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
+}
+
+/// Call a Function wrapper with a dict's items as its arguments, key then
+/// value (`ffi.Map`/`ffi.Dict` from a dict), without building the flat
+/// argument list in Python. The items are referenced before any is
+/// converted, so a conversion that runs Python code cannot change what is
+/// passed.
+#[pyfunction]
+pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'_, PyDict>) -> PyResult<PyObject> {
+    let h = handle_of(wrapper(f)?)?;
+    // SAFETY: live handle.
+    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
+    }
+    let mut items = Vec::with_capacity(mapping.len().saturating_mul(2));
+    for (k, v) in mapping.iter() {
+        items.push(k);
+        items.push(v);
+    }
+    let args: Vec<*mut pyo3::ffi::PyObject> = items.iter().map(|o| o.as_ptr()).collect();
+    // SAFETY: `f` is a live wrapper; `items` keeps every argument alive.
+    native_call::call_function_args(py, h, &args, unsafe { function_type::release_gil_of(f.as_ptr()) })
 }
 
 /// A global function wrapper, or None.

@@ -110,7 +110,12 @@ where
 }
 
 fn owned(args: &[AnyView<'_>]) -> Result<Vec<Any>, Error> {
-    args.iter().map(|a| a.to_owned()).collect()
+    // Sized once: collecting through `Result` would grow by doubling.
+    let mut out = Vec::with_capacity(args.len());
+    for a in args {
+        out.push(a.to_owned()?);
+    }
+    Ok(out)
 }
 
 fn pairs(args: &[AnyView<'_>]) -> Result<Vec<(Any, Any)>, Error> {
@@ -120,7 +125,11 @@ fn pairs(args: &[AnyView<'_>]) -> Result<Vec<(Any, Any)>, Error> {
             format!("Check failed: args.size() % 2 == 0 ({} vs. 0) : ", args.len() % 2),
         ));
     }
-    args.chunks(2).map(|kv| Ok((kv[0].to_owned()?, kv[1].to_owned()?))).collect()
+    let mut out = Vec::with_capacity(args.len() / 2);
+    for kv in args.chunks(2) {
+        out.push((kv[0].to_owned()?, kv[1].to_owned()?));
+    }
+    Ok(out)
 }
 
 fn obj(o: ObjectRef) -> Any {
@@ -155,7 +164,7 @@ fn cursor_function(o: ObjectRef) -> Result<Any, Error> {
 /// Every container global, for the registry to install at start-up.
 pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
     vec![
-        packed("ffi.Array", |args| Ok(obj(Array::new(owned(args)?)?.into_object()))),
+        packed("ffi.Array", |args| Ok(obj(Array::from_views(args)?.into_object()))),
         typed(Sig { name: "ffi.ArrayGetItem", params: &["ffi.Array", "int"], ret: "Any" }, |s, a| {
             let arr = Array::from_object(s.object(a, 0, ti::kTVMFFIArray)?)?;
             let i = s.int(a, 1)?;

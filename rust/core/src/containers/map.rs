@@ -96,7 +96,14 @@ fn cell_of<T: ObjectType>(p: &ObjectPtr<T>) -> CellRef {
 /// layout; see [`Dict::set`] for the dense one).
 fn build<T: ObjectType>(p: &ObjectPtr<T>, room: u64, pairs: Vec<(Any, Any)>) -> Result<(), Error> {
     let mut graveyard = Vec::new();
-    for (k, v) in pairs {
+    let total = pairs.len() as u64;
+    for (i, (k, v)) in pairs.into_iter().enumerate() {
+        let c = cell_of(p);
+        if c.is_small() && c.size() >= SMALL_MAX && c.find(k.as_raw()).is_none() {
+            // The map turns dense here: size the table for every pair
+            // still to come at once instead of rehashing on the way.
+            c.reserve(c.size() + (total - i as u64), &mut graveyard)?;
+        }
         // SAFETY: the object is not shared yet.
         cell_of(p).insert(k, v, room, &mut graveyard)?;
     }
