@@ -75,6 +75,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     value_classes::add_functions(m)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::export::tensor_to_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::methods::install_dlpack_methods, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_info, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_device, m)?)?;
