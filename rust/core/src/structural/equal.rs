@@ -408,20 +408,35 @@ impl Equal {
                 Ok(Next::Decided(false))
             }
             Task::Fields { lhs, rhs, plan, next, field_region, .. } => {
-                let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
-                *next += 1;
-                let lv = match super::read_field_in_place(lhs, field) {
-                    Some(v) => v,
-                    None => super::read_field(lhs, field)?,
-                };
-                let rv = match super::read_field_in_place(rhs, field) {
-                    Some(v) => v,
-                    None => super::read_field(rhs, field)?,
-                };
-                if let Some(region) = super::region_for_field(field.flags, self.region) {
-                    *field_region = Some(std::mem::replace(&mut self.region, region));
+                // Leaf fields (PODs, strings, None) are decided here, as
+                // for sequences; a def region only matters to objects.
+                loop {
+                    let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
+                    *next += 1;
+                    let lv = match super::read_field_in_place(lhs, field) {
+                        Some(v) => v,
+                        None => super::read_field(lhs, field)?,
+                    };
+                    let rv = match super::read_field_in_place(rhs, field) {
+                        Some(v) => v,
+                        None => super::read_field(rhs, field)?,
+                    };
+                    match leaf_equal(&lv, &rv) {
+                        Some(true) => continue,
+                        Some(false) => {
+                            if self.trace {
+                                let name = super::field_name(field);
+                                self.push_steps(AccessStep::attr(&name), AccessStep::attr(&name))?;
+                            }
+                            return Ok(Next::Decided(false));
+                        }
+                        None => {}
+                    }
+                    if let Some(region) = super::region_for_field(field.flags, self.region) {
+                        *field_region = Some(std::mem::replace(&mut self.region, region));
+                    }
+                    return Ok(Next::Pair(lv, rv));
                 }
-                Ok(Next::Pair(lv, rv))
             }
         }
     }

@@ -324,17 +324,25 @@ impl Hasher {
                 }
                 Ok(None)
             }
-            Task::Fields { obj, plan, next, field_region, .. } => {
-                let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
-                *next += 1;
-                let v = match super::read_field_in_place(obj, field) {
-                    Some(v) => v,
-                    None => super::read_field(obj, field)?,
-                };
-                if let Some(region) = super::region_for_field(field.flags, self.region) {
-                    *field_region = Some(std::mem::replace(&mut self.region, region));
+            Task::Fields { obj, plan, next, h, field_region, .. } => {
+                // Leaf fields are combined here, as for sequences (a def
+                // region only matters to objects).
+                loop {
+                    let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
+                    *next += 1;
+                    let v = match super::read_field_in_place(obj, field) {
+                        Some(v) => v,
+                        None => super::read_field(obj, field)?,
+                    };
+                    if let Some(lh) = leaf_hash(&v) {
+                        *h = hash_combine(*h, lh);
+                        continue;
+                    }
+                    if let Some(region) = super::region_for_field(field.flags, self.region) {
+                        *field_region = Some(std::mem::replace(&mut self.region, region));
+                    }
+                    return Ok(Some(v));
                 }
-                Ok(Some(v))
             }
         }
     }
