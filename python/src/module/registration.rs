@@ -62,6 +62,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wrapper_state::use_count, m)?)?;
     m.add_function(wrap_pyfunction!(globals::call, m)?)?;
     m.add_function(wrap_pyfunction!(globals::call_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::call_seq, m)?)?;
     m.add_function(wrap_pyfunction!(globals::get_global, m)?)?;
     m.add_function(wrap_pyfunction!(globals::set_global, m)?)?;
     m.add_function(wrap_pyfunction!(conversions::convert_value, m)?)?;

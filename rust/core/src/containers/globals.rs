@@ -109,15 +109,6 @@ where
     (name, Function::from_closure(body))
 }
 
-fn owned(args: &[AnyView<'_>]) -> Result<Vec<Any>, Error> {
-    // Sized once: collecting through `Result` would grow by doubling.
-    let mut out = Vec::with_capacity(args.len());
-    for a in args {
-        out.push(a.to_owned()?);
-    }
-    Ok(out)
-}
-
 fn pairs(args: &[AnyView<'_>]) -> Result<Vec<(Any, Any)>, Error> {
     if args.len() % 2 != 0 {
         return Err(Error::new(
@@ -183,7 +174,7 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
             let found = arr.iter().any(|e| unsafe { super::any_hash::any_equal(e.as_raw(), v.as_raw()) });
             Ok(Any::from(found))
         }),
-        packed("ffi.List", |args| Ok(obj(List::new(owned(args)?)?.into_object()))),
+        packed("ffi.List", |args| Ok(obj(List::from_views(args)?.into_object()))),
         typed(Sig { name: "ffi.ListGetItem", params: &["ffi.List", "int"], ret: "Any" }, |s, a| {
             List::from_object(s.object(a, 0, ti::kTVMFFIList)?)?.at(s.int(a, 1)?)
         }),
