@@ -241,3 +241,27 @@ fn bulk_built_maps_match_the_layout_and_order_of_one_by_one_insertion() {
     assert_eq!(keys_of(&dense.items()), keys_of(&d.items()));
     assert_eq!(dense.layout(), d.layout());
 }
+
+#[test]
+fn maps_walk_in_place_by_position_in_iteration_order() {
+    for n in [0i64, 1, 4, 5, 100] {
+        let m = Map::new((0..n).map(|i| (int(i * 31), int(-i))).collect()).unwrap();
+        let mut walked = Vec::new();
+        let mut pos = m.first();
+        while let Some((k, v, after)) = m.pair_at(pos) {
+            walked.push((k.clone(), v.clone()));
+            pos = after;
+        }
+        assert_eq!(keys_of(&walked), keys_of(&m.items()), "{n} pairs");
+        assert!(walked.iter().all(|(k, v)| k.get::<i64>().unwrap() == -31 * v.get::<i64>().unwrap()));
+        assert!(m.pair_at(pos).is_none(), "the end stays the end");
+    }
+    // A position taken from a larger map names no pair of a smaller one.
+    let big = Map::new((0..100).map(|i| (int(i), int(i))).collect()).unwrap();
+    let small = Map::new(vec![(int(1), int(1))]).unwrap();
+    let mut pos = big.first();
+    for _ in 0..50 {
+        pos = big.pair_at(pos).unwrap().2;
+    }
+    assert!(small.pair_at(pos).is_none());
+}
