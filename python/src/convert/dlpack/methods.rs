@@ -26,6 +26,7 @@ use pyo3::types::{PyString, PyType};
 
 use super::entry_points::tensor_device;
 use super::export::tensor_to_dlpack;
+use crate::convert::error_bridge::result_into_ptr;
 
 /// `__dlpack__`'s keywords; `max_version` first (the one read here).
 const KEYWORD_NAMES: [&str; 4] = ["max_version", "stream", "dl_device", "copy"];
@@ -37,18 +38,6 @@ static CHECKED: OnceLock<Py<PyAny>> = OnceLock::new();
 const DLPACK_DOC: &CStr = c"A DLPack capsule of this tensor (versioned when the consumer asks for DLPack 1.x with \
 `max_version`, the legacy form otherwise).";
 const DEVICE_DOC: &CStr = c"(device_type, device_id) of this tensor, as DLPack numbers them.";
-
-/// Turn a `PyResult` into what a C method returns: a new reference, or
-/// NULL with the exception set.
-fn into_raw(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
-    match r {
-        Ok(v) => v.into_ptr(),
-        Err(e) => {
-            e.restore(py);
-            std::ptr::null_mut()
-        }
-    }
-}
 
 /// Whether `max_version` asks for DLPack 1.x (`max_version[0] >= 1`).
 fn wants_versioned(v: &Bound<'_, PyAny>) -> PyResult<bool> {
@@ -73,7 +62,7 @@ unsafe extern "C" fn dlpack(
         let t = Bound::from_borrowed_ptr(py, slf);
         let nargs = ffi::PyVectorcall_NARGS(nargs as usize);
         if nargs != 0 {
-            return into_raw(py, Err(PyTypeError::new_err("__dlpack__() takes no positional arguments")));
+            return result_into_ptr(py, Err(PyTypeError::new_err("__dlpack__() takes no positional arguments")));
         }
         let mut versioned = false;
         let mut simple = true;
@@ -93,7 +82,7 @@ unsafe extern "C" fn dlpack(
                 match which {
                     Some(0) => match wants_versioned(&value) {
                         Ok(v) => versioned = v,
-                        Err(e) => return into_raw(py, Err(e)),
+                        Err(e) => return result_into_ptr(py, Err(e)),
                     },
                     Some(_) if value.is_none() => {}
                     _ => simple = false,
@@ -103,7 +92,7 @@ unsafe extern "C" fn dlpack(
                 // Devices, streams, copies and unknown names: the checked
                 // Python method decides (and names what was wrong).
                 let Some(checked) = CHECKED.get() else {
-                    return into_raw(py, Err(PyTypeError::new_err("tether.Tensor's DLPack methods are not installed")));
+                    return result_into_ptr(py, Err(PyTypeError::new_err("tether.Tensor's DLPack methods are not installed")));
                 };
                 let mut all = Vec::with_capacity(n as usize + 1);
                 all.push(slf);
@@ -111,7 +100,7 @@ unsafe extern "C" fn dlpack(
                 return ffi::PyObject_Vectorcall(checked.as_ptr(), all.as_ptr(), 1, names.as_ptr());
             }
         }
-        into_raw(py, tensor_to_dlpack(py, &t, versioned))
+        result_into_ptr(py, tensor_to_dlpack(py, &t, versioned))
     }
 }
 
@@ -120,7 +109,7 @@ unsafe extern "C" fn dlpack_device(slf: *mut ffi::PyObject, _unused: *mut ffi::P
     unsafe {
         let py = Python::assume_gil_acquired();
         let t = Bound::from_borrowed_ptr(py, slf);
-        into_raw(py, tensor_device(&t).and_then(|d| Ok(d.into_pyobject(py)?.into_any().unbind())))
+        result_into_ptr(py, tensor_device(&t).and_then(|d| Ok(d.into_pyobject(py)?.into_any().unbind())))
     }
 }
 
