@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import builtins
 import enum
+import sys
 from typing import Any, ClassVar, Tuple
 
 from . import _ffi, core
@@ -139,6 +140,8 @@ class dtype(str):
 def _spelling(content: Any) -> str:
     if isinstance(content, str):
         return content
+    if not _NUMPY_TABLE_FILLED:
+        _fill_numpy_table()
     known = dtype._NUMPY_DTYPE_TO_STR.get(content)
     if known is not None:
         return known
@@ -156,27 +159,34 @@ def _spelling(content: Any) -> str:
         raise TypeError(f"cannot make a dtype from {type(content).__name__} {content!r}") from None
 
 
-try:
-    import numpy as np
+_NUMPY_TABLE_FILLED = False
 
-    for _np_type, _name in ((np.bool_, "bool"), (np.int8, "int8"), (np.int16, "int16"), (np.int32, "int32"),
-                            (np.int64, "int64"), (np.uint8, "uint8"), (np.uint16, "uint16"),
-                            (np.uint32, "uint32"), (np.uint64, "uint64"), (np.float16, "float16"),
-                            (np.float32, "float32"), (np.float64, "float64")):
-        dtype._NUMPY_DTYPE_TO_STR[np.dtype(_np_type)] = _name
-    del _np_type, _name
-except ImportError:
-    pass
 
-try:
-    import ml_dtypes
+def _fill_numpy_table() -> None:
+    """Map NumPy's (and ml_dtypes') dtype objects to their spellings, once
+    NumPy is in use: only then can a NumPy dtype reach ``dtype(...)``, and
+    importing NumPy here would double ``import tether``'s time."""
+    global _NUMPY_TABLE_FILLED
+    np = sys.modules.get("numpy")
+    if np is None:
+        return
+    _NUMPY_TABLE_FILLED = True
+    table = dtype._NUMPY_DTYPE_TO_STR
+    for np_type, name in ((np.bool_, "bool"), (np.int8, "int8"), (np.int16, "int16"), (np.int32, "int32"),
+                          (np.int64, "int64"), (np.uint8, "uint8"), (np.uint16, "uint16"),
+                          (np.uint32, "uint32"), (np.uint64, "uint64"), (np.float16, "float16"),
+                          (np.float32, "float32"), (np.float64, "float64")):
+        table[np.dtype(np_type)] = name
+    ml_dtypes = sys.modules.get("ml_dtypes")
+    if ml_dtypes is None:
+        try:
+            import ml_dtypes
+        except ImportError:
+            return
+    for name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"):
+        if hasattr(ml_dtypes, name):
+            table[np.dtype(getattr(ml_dtypes, name))] = name
 
-    for _name in ("bfloat16", "float8_e4m3fn", "float8_e5m2", "float4_e2m1fn"):
-        if hasattr(ml_dtypes, _name):
-            dtype._NUMPY_DTYPE_TO_STR[np.dtype(getattr(ml_dtypes, _name))] = _name
-    del _name
-except ImportError:
-    pass
 
 core._set_class_dtype(dtype)
 

@@ -178,6 +178,8 @@ class Array(_Sequence):
     _size_fn, _getitem_fn, _contains_fn = "ffi.ArraySize", "ffi.ArrayGetItem", "ffi.ArrayContains"
 
     def __new__(cls, items: Iterable = ()):
+        if type(items) is list or type(items) is tuple:
+            return _ffi.call_seq(_builtin("ffi.Array"), items)
         return _ffi.call(_builtin("ffi.Array"), *items)
 
 
@@ -197,6 +199,8 @@ class List(_Sequence):
     _size_fn, _getitem_fn, _contains_fn = "ffi.ListSize", "ffi.ListGetItem", "ffi.ListContains"
 
     def __new__(cls, items: Iterable = ()):
+        if type(items) is list or type(items) is tuple:
+            return _ffi.call_seq(_builtin("ffi.List"), items)
         return _ffi.call(_builtin("ffi.List"), *items)
 
     def __iter__(self):
@@ -390,6 +394,8 @@ class Map(_Mapping):
     _or_missing_fn, _iter_fn = "ffi.MapGetItemOrMissing", "ffi.MapForwardIterFunctor"
 
     def __new__(cls, items=()):
+        if type(items) is dict:
+            return _ffi.call_pairs(_builtin("ffi.Map"), items)
         return _ffi.call(_builtin("ffi.Map"), *cls._flat_pairs(items))
 
 
@@ -401,6 +407,8 @@ class Dict(_Mapping):
     _or_missing_fn, _iter_fn = "ffi.DictGetItemOrMissing", "ffi.DictForwardIterFunctor"
 
     def __new__(cls, items=()):
+        if type(items) is dict:
+            return _ffi.call_pairs(_builtin("ffi.Dict"), items)
         return _ffi.call(_builtin("ffi.Dict"), *cls._flat_pairs(items))
 
     def __setitem__(self, key, value) -> None:

@@ -12,7 +12,6 @@ tether as on tvm_ffi.
 from __future__ import annotations
 
 import ctypes
-import importlib.metadata as im
 import os
 import sys
 from pathlib import Path
@@ -125,6 +124,8 @@ def _find_library_by_basename(package: str, target_name: str, extra_lib_paths: O
         if not isinstance(p, Path):
             raise TypeError(f"extra_lib_paths[{i}] must be a pathlib.Path, got {type(p).__name__}: {p!r}")
     names = _library_file_names(target_name)
+    import importlib.metadata as im  # here, not at import: it costs a third of `import tether`
+
     try:
         dist = im.distribution(package)
         for entry in dist.files or ():

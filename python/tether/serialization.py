@@ -14,9 +14,9 @@ __all__ = ["from_json_graph_str", "to_json_graph_str"]
 
 def to_json_graph_str(obj: Any, metadata: Optional[dict] = None) -> str:
     """``obj`` as a JSON graph string; ``metadata`` (a dict) is stored with it."""
-    return core.get_global_func("ffi.ToJSONGraphString")(obj, metadata)
+    return core._ffi.call(core._builtin("ffi.ToJSONGraphString"), obj, metadata)
 
 
 def from_json_graph_str(json_str: str) -> Any:
     """The value a :func:`to_json_graph_str` string describes."""
-    return core.get_global_func("ffi.FromJSONGraphString")(json_str)
+    return core._ffi.call(core._builtin("ffi.FromJSONGraphString"), json_str)

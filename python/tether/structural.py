@@ -28,8 +28,17 @@ __all__ = [
 _U64 = (1 << 64) - 1
 
 
+_API: dict = {}
+
+
 def _api(name: str) -> core.Function:
-    return core.get_global_func(f"ffi.{name}")
+    # Looked up once, as tvm_ffi's module-level ``_ffi_api`` functions are
+    # (a lookup per call made the call itself a small part of a small
+    # comparison).
+    f = _API.get(name)
+    if f is None:
+        f = _API[name] = core.get_global_func(f"ffi.{name}")
+    return f
 
 
 class WalkOrder(IntEnum):

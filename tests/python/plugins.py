@@ -8,6 +8,7 @@ through ``tether-config``'s flags.
 
 import glob
 import hashlib
+import importlib.machinery
 import os
 import shutil
 import subprocess
@@ -74,7 +75,11 @@ def build_rust_plugin(tmp_path_factory) -> str:
         pytest.skip("no cargo on PATH to build the Rust test plugin")
     target = tmp_path_factory.getbasetemp() / "rust_plugin_target"
     manifest = os.path.join(HERE, "..", "rust_plugin", "Cargo.toml")
-    env = dict(os.environ, TETHER_CORE_LIB_DIR=config.libdir())
+    # Without the suite's LD_PRELOAD: under `make test-asan` that is the
+    # ASan runtime, which rustc (not built for it) crashes under. The
+    # library cargo builds is loaded into this process, where ASan runs.
+    env = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+    env["TETHER_CORE_LIB_DIR"] = config.libdir()
     subprocess.run([cargo, "build", "--quiet", "--release", "--manifest-path", manifest, "--target-dir", str(target)],
                    check=True, env=env)
     # cargo names a cdylib by the platform's convention.
@@ -91,10 +96,24 @@ def cxx_compiler() -> str:
     return cxx
 
 
+def upstream_package_dir() -> str:
+    """The installed apache-tvm-ffi package's directory (the wheel is a test
+    dependency), found on ``sys.path`` without importing it: the import loads
+    its ``libtvm_ffi.so`` with ``RTLD_GLOBAL``, and a library built here and
+    loaded without deep binding (``TETHER_LOAD_DEEPBIND=0``, as under
+    ``make test-asan``) would then bind its ``TVMFFI*`` calls to the peer's
+    core instead of tether's. ``PathFinder`` also looks past tether's own
+    ``tvm_ffi`` alias."""
+    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
+    for root in (spec.submodule_search_locations or []) if spec else []:
+        if os.path.isfile(os.path.join(root, "include", "tvm", "ffi", "c_api.h")):
+            return root
+    pytest.skip("apache-tvm-ffi (the peer) is not installed: its C++ headers are needed")
+
+
 def upstream_include_dir() -> str:
-    """apache-tvm-ffi's published C++ headers (the wheel is a test dependency)."""
-    tvm_ffi_libinfo = pytest.importorskip("tvm_ffi.libinfo", reason="apache-tvm-ffi (the peer) is not installed")
-    return tvm_ffi_libinfo.find_include_path()
+    """apache-tvm-ffi's published C++ headers."""
+    return os.path.join(upstream_package_dir(), "include")
 
 
 def build_upstream_kernel(source: str, out) -> str:
@@ -127,7 +146,7 @@ def build_kernel_for(runtime: str, source: str, out, extra_flags=()) -> str:
     if runtime == "tether":
         link = [*config.ldflags().split(), config.libs()]
     else:
-        peer_lib = os.path.join(os.path.dirname(upstream_include_dir()), "lib")
+        peer_lib = os.path.join(upstream_package_dir(), "lib")
         link = [f"-L{peer_lib}", "-ltvm_ffi", f"-Wl,-rpath,{peer_lib}"]
     cmd = [cxx_compiler(), "-std=c++17", "-O1", "-shared", "-fPIC", *extra_flags, "-o", str(out), str(source),
            f"-I{upstream_include_dir()}", *link]

@@ -229,6 +229,44 @@ def test_map_class_reads_through_the_upstream_globals():
     assert [k for k in big][:3] == ["key0", "key1", "key2"] and big["key321"] == 321
 
 
+def test_map_and_dict_from_a_dict_match_the_same_pairs_given_one_by_one():
+    # A plain dict crosses item by item natively; pairs, mappings and dict
+    # subclasses take the Python path. Both must build the same value.
+    d = {f"key{i}": i for i in range(1000)}
+    d.update({7: "seven", b"raw bytes key": None, 2.5: [1, 2]})
+    for cls in (tether.Map, tether.Dict):
+        from_dict, from_pairs = cls(d), cls(list(d.items()))
+        assert list(from_dict.keys()) == list(d) == list(from_pairs.keys())
+        assert from_dict["key999"] == 999 and from_dict[7] == "seven" and list(from_dict[2.5]) == [1, 2]
+        assert tether.structural_equal(from_dict, from_pairs)
+
+    class Renamed(dict):
+        def items(self):
+            return [(f"renamed-{k}", v) for k, v in super().items()]
+
+    assert list(tether.Map(Renamed(a=1)).keys()) == ["renamed-a"]
+    with pytest.raises(TypeError, match="object is not an ffi.Function"):
+        tether._ffi.call_pairs(tether.Map({}), {})
+    with pytest.raises(TypeError):
+        tether._ffi.call_pairs(tether.get_global_func("ffi.Map"), [("k", 1)])
+
+
+def test_array_and_list_from_lists_tuples_and_iterables_agree():
+    # Lists and tuples cross natively in one piece; other iterables go
+    # through Python. Every kind of element survives either way.
+    items = [1, -2**63, 2.5, "short", "a string on the heap", b"\x00bytes", None, True, [1, 2], {"k": 1}]
+    for cls in (tether.Array, tether.List):
+        values = [cls(items), cls(tuple(items)), cls(iter(items))]
+        for v in values:
+            assert len(v) == len(items) and v[1] == -2**63 and v[4] == "a string on the heap" and v[5] == b"\x00bytes"
+            assert v[6] is None and v[7] is True and list(v[8]) == [1, 2] and v[9]["k"] == 1
+        assert tether.structural_equal(values[0], values[1]) and tether.structural_equal(values[0], values[2])
+    big = list(range(100_000))
+    assert list(tether.Array(big)) == big and list(tether.List(big)) == big
+    with pytest.raises(TypeError, match="expected a list or tuple, got int"):
+        tether._ffi.call_seq(tether.get_global_func("ffi.Array"), 3)
+
+
 def test_list_class_slices_reverse_and_contains():
     lst = tether.List(range(6))
     assert 3 in lst and 9 not in lst and 3 in tether.Array([3])

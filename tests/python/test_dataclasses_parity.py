@@ -9,6 +9,7 @@ is checked in-process below.
 
 import copy
 import gc
+import importlib.util
 import pickle
 import subprocess
 import sys
@@ -276,7 +277,10 @@ def _run(module: str, body: str) -> str:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_same_behaviour_as_tvm_ffi(name):
-    pytest.importorskip("tvm_ffi", reason="apache-tvm-ffi (the peer) is not installed")
+    # Both runs are subprocesses; the peer is looked for, not imported here
+    # (see plugins.upstream_package_dir).
+    if importlib.util.find_spec("tvm_ffi") is None:
+        pytest.skip("apache-tvm-ffi (the peer) is not installed")
     expected = _run("tvm_ffi", CASES[name])
     got = _run("tether", CASES[name])
     assert got.splitlines() == expected.splitlines()
@@ -289,13 +293,14 @@ def test_c_class_over_a_cxx_type_matches_tvm_ffi(tmp_path):
     libtvm_ffi and once against libtether_core."""
     import os
 
-    from plugins import build_upstream_kernel, cxx_compiler, upstream_include_dir
+    from plugins import build_upstream_kernel, cxx_compiler, upstream_include_dir, upstream_package_dir
 
-    libinfo = pytest.importorskip("tvm_ffi.libinfo", reason="apache-tvm-ffi (the peer) is not installed")
     here = os.path.dirname(os.path.abspath(__file__))
     source = os.path.join(here, "native", "dc_point.cc")
     ours = build_upstream_kernel(source, tmp_path / "libdc_point.so")
-    peer_dir = os.path.dirname(libinfo.find_libtvm_ffi())
+    # The peer's library directory, found without importing the peer here
+    # (both runs are subprocesses; see plugins.upstream_package_dir).
+    peer_dir = os.path.join(upstream_package_dir(), "lib")
     theirs = str(tmp_path / "libdc_point_peer.so")
     subprocess.run([cxx_compiler(), "-std=c++17", "-O1", "-shared", "-fPIC", "-o", theirs, source,
                     f"-I{upstream_include_dir()}", f"-L{peer_dir}", "-ltvm_ffi", f"-Wl,-rpath,{peer_dir}"], check=True)

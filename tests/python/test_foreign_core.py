@@ -74,12 +74,23 @@ TVM_FFI_WORKS = textwrap.dedent('''
 ''')
 
 
-def run_scenario(script: str, cwd) -> None:
+# Each scenario runs without TETHER_LOAD_DEEPBIND, so the library is opened
+# as tether opens it by default: with RTLD_DEEPBIND (by the core's loader
+# too, even after load_module(deep_bind=False)).
+scenario = pytest.mark.skipif(
+    os.environ.get("TETHER_UNDER_ASAN") == "1",
+    reason="the scenario loads with tether's default RTLD_DEEPBIND, which the ASan runtime refuses to dlopen "
+           "with (make test-asan turns deep binding off with TETHER_LOAD_DEEPBIND=0)")
+
+
+def run_scenario(script: str, cwd, keep_deep_binding_switch: bool = False) -> None:
     """Run ``script`` in a fresh interpreter; fail with its output unless it
-    printed the final marker (an abort in a stand-in shows up here)."""
+    printed the final marker (an abort in a stand-in shows up here). The
+    interpreter gets no ``TETHER_LOAD_DEEPBIND`` unless
+    ``keep_deep_binding_switch``."""
+    env = {k: v for k, v in os.environ.items() if keep_deep_binding_switch or k != "TETHER_LOAD_DEEPBIND"}
     proc = subprocess.run([sys.executable, "-c", script + "\nprint('SCENARIO-OK')\n"], cwd=str(cwd),
-                          capture_output=True, text=True, timeout=120,
-                          env={k: v for k, v in os.environ.items() if k != "TETHER_LOAD_DEEPBIND"})
+                          capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0 and "SCENARIO-OK" in proc.stdout, (
         f"scenario failed (exit {proc.returncode})\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}")
 
@@ -106,6 +117,7 @@ def stand_in(tmp_path_factory):
     return build_shared(src, out / "libstand_in.so", link_core=False)
 
 
+@scenario
 @pytest.mark.parametrize("order", ["stand_in_first", "tether_first"])
 def test_tether_ignores_a_global_stand_in(order, stand_in, plugin_path, tmp_path):
     load_stand_in = f"import ctypes\nctypes.CDLL({stand_in!r}, mode=ctypes.RTLD_GLOBAL)\n"
@@ -132,7 +144,10 @@ def test_tether_sys_users_need_no_deep_binding(stand_in, tmp_path_factory, tmp_p
         assert m.counter_value(counter) == 5
         assert tether.get_global_func("testing.echo")(counter) is counter
     """)
-    run_scenario(script, tmp_path)
+    # The switch is kept: the core's loader, opening the library again,
+    # follows TETHER_LOAD_DEEPBIND, not load_module's deep_bind argument
+    # (unset, it asks for RTLD_DEEPBIND, which the ASan runtime refuses).
+    run_scenario(script, tmp_path, keep_deep_binding_switch=True)
 
 
 @pytest.fixture(scope="module")
@@ -144,6 +159,7 @@ def tvm_ffi_importable(tmp_path_factory):
         pytest.skip(f"the peer apache-tvm-ffi (tvm_ffi) cannot be imported here: {last}")
 
 
+@scenario
 @pytest.mark.parametrize("order", ["tvm_ffi_first", "tether_first"])
 def test_tether_and_tvm_ffi_side_by_side(order, tvm_ffi_importable, plugin_path, tmp_path):
     script = f"PLUGIN = {plugin_path!r}\n"
@@ -151,6 +167,7 @@ def test_tether_and_tvm_ffi_side_by_side(order, tvm_ffi_importable, plugin_path,
     run_scenario(script + TVM_FFI_WORKS + TETHER_WORKS + TVM_FFI_WORKS, tmp_path)
 
 
+@scenario
 def test_plugin_loaded_before_tvm_ffi_leaves_it_alone(tvm_ffi_importable, plugin_path, tmp_path):
     # load_module keeps the plugin (and so libtether_core) out of the global
     # scope: tvm_ffi, imported afterwards, must still bind to its own library.

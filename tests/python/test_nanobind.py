@@ -24,7 +24,10 @@ def nbm():
     # same TVMFFI* names; Python's import would bind the module to it. Opened
     # first with tether.load_module's flags, the import reuses this handle,
     # bound to the core the module linked (see README, "From nanobind").
-    ctypes.CDLL(so, mode=os.RTLD_NOW | os.RTLD_LOCAL | getattr(os, "RTLD_DEEPBIND", 0))
+    # TETHER_LOAD_DEEPBIND=0 turns deep binding off here as for load_module
+    # (the ASan runtime refuses it; `make test-asan` runs each file in a
+    # process of its own instead, where the peer is not loaded).
+    ctypes.CDLL(so, mode=os.RTLD_NOW | tether.module.Module._dlopen_mode(None))
     path = os.path.dirname(so)
     sys.path.insert(0, path)
     try:

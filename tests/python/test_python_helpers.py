@@ -34,8 +34,10 @@ def ext(tmp_path_factory):
     # extension's references ahead of the core it links. Deep binding
     # resolves them in the extension's own dependencies first, as
     # tether.load_module does for modules (the README says the same of
-    # extension modules built on nanobind).
-    deep = getattr(os, "RTLD_DEEPBIND", 0)
+    # extension modules built on nanobind), and is turned off by the same
+    # switch (TETHER_LOAD_DEEPBIND=0: the ASan runtime refuses it, and
+    # `make test-asan` runs each file in a process of its own instead).
+    deep = tether.module.Module._dlopen_mode(None) & getattr(os, "RTLD_DEEPBIND", 0)
     flags = sys.getdlopenflags()
     sys.setdlopenflags(flags | deep)
     try:

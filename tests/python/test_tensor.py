@@ -223,6 +223,25 @@ class TestPassingArrays:
             t.__dlpack__(copy=True)
 
 
+    def test_export_arguments_are_checked_on_the_native_path(self):
+        t = tether.from_dlpack(np.zeros(2))
+        # The common request is answered natively, the rest by the checked
+        # Python method; both name what was wrong.
+        assert type(type(t).__dict__["__dlpack__"]).__name__ == "method_descriptor"
+        with pytest.raises(TypeError, match="no positional arguments"):
+            t.__dlpack__(None)
+        with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+            t.__dlpack__(bogus=1)
+        with pytest.raises(TypeError, match="max_version must be a"):
+            t.__dlpack__(max_version=3)
+        with pytest.raises(BufferError, match="stream must be None or -1"):
+            t.__dlpack__(stream=5)
+        assert "versioned" not in repr(t.__dlpack__(max_version=(0, 8), stream=None, dl_device=None, copy=None))
+        assert "dltensor_versioned" in repr(t.__dlpack__(stream=-1, max_version=[1, 0]))
+        assert t.__dlpack_device__() == (1, 0)
+        with pytest.raises(TypeError):
+            type(t).__dlpack__(object())  # the descriptor takes only Tensors
+
 class TestStreams:
     def test_use_raw_stream_sets_and_restores(self):
         dev = tether.device("cuda", 0)

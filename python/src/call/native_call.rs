@@ -30,6 +30,7 @@ use crate::convert::wrapper_access::handle_of;
 use crate::convert::wrapper_access::type_name;
 use crate::tie::exit_park;
 use crate::tie::tie_state::{self, CObject};
+use crate::convert::error_bridge::result_into_ptr;
 
 /// Call an FFI function with Python arguments, releasing the GIL for the
 /// native part.
@@ -73,18 +74,7 @@ pub fn call_function_raw(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi:
     if args.len() <= INLINE_ARGS && !args.iter().any(|&p| unsafe { crate::convert::rvalue_ref::is_rvalue_ref_ptr(p) }) {
         return call_without_moves(py, f, args, release_gil);
     }
-    into_raw(py, call_general(py, f, args, release_gil))
-}
-
-/// A `PyResult` as a C entry point returns it.
-fn into_raw(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
-    match r {
-        Ok(v) => v.into_ptr(),
-        Err(e) => {
-            e.restore(py);
-            ptr::null_mut()
-        }
-    }
+    result_into_ptr(py, call_general(py, f, args, release_gil))
 }
 
 /// The most arguments [`call_without_moves`] takes.
@@ -111,7 +101,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
             } else if registry::is_wrapper_ptr(py, p) {
                 let h = match handle_of(&pyo3::Borrowed::from_ptr(py, p)) {
                     Ok(h) => h,
-                    Err(e) => return into_raw(py, Err(e)), // moved from
+                    Err(e) => return result_into_ptr(py, Err(e)), // moved from
                 };
                 borrowed[n_borrowed].write(p as *mut CObject);
                 n_borrowed += 1;
@@ -128,7 +118,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
                         views.owned |= 1 << i;
                         v.into_raw()
                     }
-                    Err(e) => return into_raw(py, Err(e)),
+                    Err(e) => return result_into_ptr(py, Err(e)),
                 }
             }
         };
@@ -153,7 +143,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
     }
     views.release(); // in place: dropping the struct by value would copy it
     if rc != 0 {
-        return into_raw(py, Err(crate::convert::error_bridge::take_ffi_error(py)));
+        return result_into_ptr(py, Err(crate::convert::error_bridge::take_ffi_error(py)));
     }
     // SAFETY: GIL held; we own the result.
     unsafe { result_to_py(py, result) }
@@ -176,7 +166,7 @@ unsafe fn result_to_py(py: Python<'_>, result: TVMFFIAny) -> *mut ffi::PyObject 
             ti::kTVMFFIInt => ffi::PyLong_FromLongLong(result.value.v_int64),
             ti::kTVMFFIFloat => ffi::PyFloat_FromDouble(result.value.v_float64),
             ti::kTVMFFIBool => ffi::PyBool_FromLong((result.value.v_int64 != 0) as _),
-            _ => into_raw(py, any_to_py(py, OwnedAny(result))),
+            _ => result_into_ptr(py, any_to_py(py, OwnedAny(result))),
         }
     }
 }
@@ -243,7 +233,12 @@ unsafe fn unborrow(o: *mut CObject) {
 fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
     // Views and which of them we own (released by the guard), inline for
     // up to 8 arguments.
+    if i32::try_from(args.len()).is_err() {
+        return Err(PyValueError::new_err(format!("too many arguments for one call: {}", args.len())));
+    }
     let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
+    views.views.reserve(args.len());
+    views.owned.reserve(args.len());
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
     for &p in args {

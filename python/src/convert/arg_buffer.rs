@@ -17,6 +17,14 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
         StackVec { inline: [fill; N], len: 0, spill: Vec::new() }
     }
 
+    /// Room for `n` values in all, so a long argument list spills once
+    /// instead of growing by doubling.
+    pub fn reserve(&mut self, n: usize) {
+        if n > N {
+            self.spill.reserve(n.saturating_sub(self.spill.len()));
+        }
+    }
+
     #[inline]
     pub fn push(&mut self, v: T) {
         if self.len < N {

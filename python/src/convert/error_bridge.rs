@@ -25,6 +25,18 @@ use crate::convert::owned_any::OwnedAny;
 use crate::convert::python_hooks;
 use crate::tie::exit_park;
 
+/// A `PyResult` as a C-level entry point (a method slot, a vectorcall)
+/// returns it: a new reference, or NULL with the Python exception set.
+pub fn result_into_ptr(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
+    match r {
+        Ok(v) => v.into_ptr(),
+        Err(e) => {
+            e.restore(py);
+            ptr::null_mut()
+        }
+    }
+}
+
 /// Converts an owned FFI value to Python, consuming it.
 pub type AnyToPy = fn(Python<'_>, OwnedAny) -> PyResult<PyObject>;
 

@@ -91,6 +91,18 @@ pub fn py_to_any(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
 /// [`py_to_any`] for a value that is neither a plain value nor a wrapper
 /// (the caller checked).
 pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<OwnedAny> {
+    // Exact str and bytes first: the commonest values in bulk conversions,
+    // and no subclass hook (dtype, cached String/Bytes) can apply to them.
+    // SAFETY: type checks on a live object.
+    if unsafe { ffi::PyUnicode_CheckExact(obj.as_ptr()) } != 0 {
+        // SAFETY: an exact str.
+        return new_string(py, unsafe { obj.downcast_unchecked::<PyString>() }.to_str()?.as_bytes(), false);
+    }
+    // SAFETY: as above.
+    if unsafe { ffi::PyBytes_CheckExact(obj.as_ptr()) } != 0 {
+        // SAFETY: an exact bytes.
+        return new_string(py, unsafe { obj.downcast_unchecked::<PyBytes>() }.as_bytes(), true);
+    }
     // Every check below before the tensor one depends on the type alone,
     // so a type that converted as a tensor and has not changed since goes
     // straight there (see `dlpack::TensorTypeMemo`).

@@ -30,6 +30,7 @@ use crate::convert::wrapper_access::{self, handle_of};
 #[cfg(not(Py_GIL_DISABLED))] // the Active shortcut of field reads is for GIL builds
 use crate::tie::binding::{Binding, TAGS};
 use crate::tie::tie_state::CObject;
+use crate::convert::error_bridge::result_into_ptr;
 
 /// One reflected field of one FFI type.
 #[pyclass(module = "tether._ffi", frozen, subclass)]
@@ -86,7 +87,7 @@ unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObje
         if (*h).type_index == ti::kTVMFFIShape {
             // A value class (`tether.Shape`), never a tied wrapper.
             TVMFFIObjectIncRef(h as *mut c_void);
-            return into_raw(py, ffi_to_py::any_to_py(py, OwnedAny::from_handle(h)));
+            return result_into_ptr(py, ffi_to_py::any_to_py(py, OwnedAny::from_handle(h)));
         }
         // With the GIL, an Active binding names a live wrapper that owns
         // +1 on `h`: hand it out without touching the FFI reference count
@@ -115,18 +116,7 @@ unsafe fn object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> *mut ffi::PyObje
         match cls {
             // NULL with the exception set on failure, as returned.
             Some(cls) => crate::tie::tie_state::make_ret_object(h, cls),
-            None => into_raw(py, ffi_to_py::any_to_py(py, OwnedAny::from_handle(h))),
-        }
-    }
-}
-
-/// A `PyResult` as the read slot returns it.
-fn into_raw(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
-    match r {
-        Ok(v) => v.into_ptr(),
-        Err(e) => {
-            e.restore(py);
-            std::ptr::null_mut()
+            None => result_into_ptr(py, ffi_to_py::any_to_py(py, OwnedAny::from_handle(h))),
         }
     }
 }
@@ -161,7 +151,7 @@ unsafe fn read_direct(py: Python<'_>, direct: DirectRead, addr: *mut u8) -> *mut
                 {
                     object_to_py(py, v.value.v_obj)
                 } else {
-                    into_raw(py, ffi_to_py::view_to_py(py, v))
+                    result_into_ptr(py, ffi_to_py::view_to_py(py, v))
                 }
             }
         }
@@ -256,16 +246,16 @@ unsafe extern "C" fn field_descr_get(
                 let rc = getter((h as *mut u8).add(d.info().offset as usize) as *mut c_void, &mut out);
                 drop(guard);
                 if rc != 0 {
-                    into_raw(py, Err(crate::convert::error_bridge::take_ffi_error(py)))
+                    result_into_ptr(py, Err(crate::convert::error_bridge::take_ffi_error(py)))
                 } else {
-                    into_raw(py, ffi_to_py::any_to_py(py, OwnedAny(out)))
+                    result_into_ptr(py, ffi_to_py::any_to_py(py, OwnedAny(out)))
                 }
             }
             _ => {
                 // The slow path raises the precise error.
                 let obj = Bound::from_borrowed_ptr(py, obj);
                 let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
-                into_raw(py, FieldDescriptor::__get__(this, Some(&obj), owner.as_ref()))
+                result_into_ptr(py, FieldDescriptor::__get__(this, Some(&obj), owner.as_ref()))
             }
         }
     }

@@ -7,7 +7,7 @@ use std::ptr;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyDict, PyList, PyTuple};
 use tether_sys::abi::{type_index as ti, TVMFFIObject, TVMFFISafeCallType};
 use tether_sys::*;
 
@@ -31,6 +31,50 @@ pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTupl
     }
     // SAFETY: `f` is a live wrapper.
     native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
+}
+
+/// Call a Function wrapper with a dict's items as its arguments, key then
+/// value (`ffi.Map`/`ffi.Dict` from a dict), without building the flat
+/// argument list in Python. The items are referenced before any is
+/// converted, so a conversion that runs Python code cannot change what is
+/// passed.
+#[pyfunction]
+pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'_, PyDict>) -> PyResult<PyObject> {
+    let h = handle_of(wrapper(f)?)?;
+    // SAFETY: live handle.
+    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
+    }
+    let mut items = Vec::with_capacity(mapping.len().saturating_mul(2));
+    for (k, v) in mapping.iter() {
+        items.push(k);
+        items.push(v);
+    }
+    let args: Vec<*mut pyo3::ffi::PyObject> = items.iter().map(|o| o.as_ptr()).collect();
+    // SAFETY: `f` is a live wrapper; `items` keeps every argument alive.
+    native_call::call_function_args(py, h, &args, unsafe { function_type::release_gil_of(f.as_ptr()) })
+}
+
+/// Call a Function wrapper with the items of a list or tuple as its
+/// arguments (`ffi.Array`/`ffi.List` of a sequence): one tuple at most is
+/// made (a list's snapshot, which also keeps the items alive should a
+/// conversion change the list), where `f(*items)` makes two.
+#[pyfunction]
+pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+    let h = handle_of(wrapper(f)?)?;
+    // SAFETY: live handle.
+    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
+        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
+    }
+    let tuple = match items.downcast::<PyTuple>() {
+        Ok(t) => t.clone(),
+        Err(_) => match items.downcast::<PyList>() {
+            Ok(l) => l.to_tuple(),
+            Err(_) => return Err(PyTypeError::new_err(format!("expected a list or tuple, got {}", type_name(items)))),
+        },
+    };
+    // SAFETY: `f` is a live wrapper; `tuple` keeps its items alive.
+    native_call::call_function(py, h, &tuple, unsafe { function_type::release_gil_of(f.as_ptr()) })
 }
 
 /// A global function wrapper, or None.

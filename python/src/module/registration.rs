@@ -61,6 +61,8 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(wrapper_state::type_index_of, m)?)?;
     m.add_function(wrap_pyfunction!(wrapper_state::use_count, m)?)?;
     m.add_function(wrap_pyfunction!(globals::call, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::call_pairs, m)?)?;
+    m.add_function(wrap_pyfunction!(globals::call_seq, m)?)?;
     m.add_function(wrap_pyfunction!(globals::get_global, m)?)?;
     m.add_function(wrap_pyfunction!(globals::set_global, m)?)?;
     m.add_function(wrap_pyfunction!(conversions::convert_value, m)?)?;
@@ -74,6 +76,7 @@ pub fn populate(m: &Bound<'_, PyModule>) -> PyResult<()> {
     value_classes::add_functions(m)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::export::tensor_to_dlpack, m)?)?;
+    m.add_function(wrap_pyfunction!(dlpack::methods::install_dlpack_methods, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_info, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::from_dlpack, m)?)?;
     m.add_function(wrap_pyfunction!(dlpack::entry_points::tensor_device, m)?)?;

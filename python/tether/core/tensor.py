@@ -86,10 +86,11 @@ class Tensor(Object):
             expected *= dim
         return True
 
-    def __dlpack__(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
-                   dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None):
-        """A DLPack capsule of this tensor (versioned when the consumer asks
-        for DLPack 1.x with `max_version`, the legacy form otherwise)."""
+    def _dlpack_checked(self, *, stream: Any = None, max_version: Optional[Tuple[int, int]] = None,
+                        dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None):
+        """``__dlpack__`` with devices, streams and copies checked. The
+        class's ``__dlpack__`` is native (installed below) and comes here
+        for any request beyond ``max_version``."""
         if stream is None and dl_device is None and not copy:
             # What consumers ask on every import: no device or stream to
             # check (the full checks follow below otherwise).
@@ -104,9 +105,6 @@ class Tensor(Object):
         versioned = max_version is not None and tuple(max_version)[0] >= 1
         return _ffi.tensor_to_dlpack(self, versioned)
 
-    def __dlpack_device__(self) -> Tuple[int, int]:
-        return _ffi.tensor_device(self)
-
     def __repr__(self) -> str:
         if not _ffi.chandle(self):
             return Object.__repr__(self)
@@ -118,6 +116,8 @@ class Tensor(Object):
         raise TypeError("cannot pickle a tether.Tensor (it shares memory with its producer); pickle numpy.from_dlpack(t)")
 
 
+# Native __dlpack__/__dlpack_device__: consumers call them on every import.
+_ffi.install_dlpack_methods(Tensor, Tensor._dlpack_checked)
 _register_class(70, Tensor)
 _CLASS_TENSOR: type = Tensor
 

@@ -209,3 +209,59 @@ fn dict_survives_concurrent_writers_and_readers() {
         assert!(d.contains(&k));
     }
 }
+
+#[test]
+fn bulk_built_maps_match_the_layout_and_order_of_one_by_one_insertion() {
+    for n in [5i64, 6, 8, 9, 63, 64, 65, 127, 1000, 4097] {
+        let pairs: Vec<_> = (0..n).map(|i| (int(i * 7919), int(i))).collect();
+        let bulk = Map::new(pairs.clone()).unwrap();
+        let d = Dict::new(vec![]).unwrap();
+        for (k, v) in pairs {
+            d.set(k, v).unwrap();
+        }
+        assert_eq!(bulk.layout(), d.layout(), "{n} pairs");
+        assert_eq!(keys_of(&bulk.items()), keys_of(&d.items()), "{n} pairs");
+        for i in 0..n {
+            assert_eq!(bulk.get(&int(i * 7919)).unwrap().get::<i64>().unwrap(), i);
+        }
+    }
+    // Repeated keys behave as one-by-one insertion: while the map is small
+    // a repeated key keeps its position (four distinct keys stay small);
+    // once it is dense, a repeated key moves to the back, as Dict::set.
+    let small = Map::new(vec![(int(1), int(1)), (int(2), int(2)), (int(3), int(3)), (int(4), int(4)), (int(1), int(9))]).unwrap();
+    assert_eq!(small.layout(), (true, 4));
+    assert_eq!(keys_of(&small.items()), vec![1, 2, 3, 4]);
+    assert_eq!(small.get(&int(1)).unwrap().get::<i64>().unwrap(), 9);
+    let pairs: Vec<_> = [1, 2, 3, 4, 5, 1].iter().map(|&i| (int(i), int(i * 10))).collect();
+    let dense = Map::new(pairs.clone()).unwrap();
+    let d = Dict::new(vec![]).unwrap();
+    for (k, v) in pairs {
+        d.set(k, v).unwrap();
+    }
+    assert_eq!(keys_of(&dense.items()), keys_of(&d.items()));
+    assert_eq!(dense.layout(), d.layout());
+}
+
+#[test]
+fn maps_walk_in_place_by_position_in_iteration_order() {
+    for n in [0i64, 1, 4, 5, 100] {
+        let m = Map::new((0..n).map(|i| (int(i * 31), int(-i))).collect()).unwrap();
+        let mut walked = Vec::new();
+        let mut pos = m.first();
+        while let Some((k, v, after)) = m.pair_at(pos) {
+            walked.push((k.clone(), v.clone()));
+            pos = after;
+        }
+        assert_eq!(keys_of(&walked), keys_of(&m.items()), "{n} pairs");
+        assert!(walked.iter().all(|(k, v)| k.get::<i64>().unwrap() == -31 * v.get::<i64>().unwrap()));
+        assert!(m.pair_at(pos).is_none(), "the end stays the end");
+    }
+    // A position taken from a larger map names no pair of a smaller one.
+    let big = Map::new((0..100).map(|i| (int(i), int(i))).collect()).unwrap();
+    let small = Map::new(vec![(int(1), int(1))]).unwrap();
+    let mut pos = big.first();
+    for _ in 0..50 {
+        pos = big.pair_at(pos).unwrap().2;
+    }
+    assert!(small.pair_at(pos).is_none());
+}

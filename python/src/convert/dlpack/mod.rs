@@ -1,6 +1,6 @@
 //! DLPack between Python and the FFI: tensors in (`tensor_import`, with
 //! the per-type cache of exchange tables in `exchange_api`), tensors out
-//! (`export`), and the functions `tether._ffi` offers over them
+//! (`export`, and `methods`: the class's native `__dlpack__`), and the functions `tether._ffi` offers over them
 //! (`entry_points`). Data types and streams (no tensor involved) are in
 //! [`crate::convert::dtype_stream`].
 //!
@@ -12,4 +12,5 @@
 pub mod entry_points;
 pub mod exchange_api;
 pub mod export;
+pub mod methods;
 pub mod tensor_import;

@@ -2,7 +2,7 @@
 //! `TVMFFISeqCell`, then the elements stored in place as `TVMFFIAny`s.
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
-use crate::values::any::Any;
+use crate::values::any::{Any, AnyView};
 use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 
@@ -54,6 +54,19 @@ pub struct Array(ObjectPtr<ArrayObj>);
 impl Array {
     pub fn new(items: Vec<Any>) -> Result<Array, Error> {
         let n = items.len();
+        Self::build(n, items.into_iter().map(Ok))
+    }
+
+    /// An array owning the values `views` show, written straight into the
+    /// array's storage (no intermediate vector: `ffi.Array` of many
+    /// arguments).
+    pub fn from_views(views: &[AnyView<'_>]) -> Result<Array, Error> {
+        Self::build(views.len(), views.iter().map(|v| v.to_owned()))
+    }
+
+    /// An array of the first `n` items; the first error stops the build
+    /// (the items written so far are released with the array).
+    fn build(n: usize, items: impl Iterator<Item = Result<Any, Error>>) -> Result<Array, Error> {
         let tail = n
             .checked_mul(std::mem::size_of::<TVMFFIAny>())
             .ok_or_else(|| Error::value_error("array too large"))?;
@@ -61,18 +74,23 @@ impl Array {
             header: header_placeholder(),
             cell: TVMFFISeqCell { data: std::ptr::null_mut(), size: 0, capacity: n as i64, data_deleter: None },
         };
-        // SAFETY: the tail is filled and `size` set before anyone sees it;
-        // Drop drops exactly `size` elements.
+        // SAFETY: `size` counts the elements written so far, and Drop
+        // drops exactly `size` elements, so a failed build releases what
+        // it wrote; the array escapes only when full.
         let ptr = unsafe { ObjectPtr::new_with_tail(obj, tail, std::mem::align_of::<TVMFFIAny>())? };
-        // SAFETY: sole owner; writing the elements into the tail.
+        // SAFETY: sole owner; writing the elements into the tail, at most
+        // `n` of them (its capacity).
         unsafe {
             let cell = ptr.as_ptr();
             let data = (cell as *mut u8).add(std::mem::size_of::<ArrayObj>()) as *mut Any;
-            for (i, item) in items.into_iter().enumerate() {
-                std::ptr::write(data.add(i), item);
-            }
             (*cell).cell.data = data as *mut _;
-            (*cell).cell.size = n as i64;
+            for (i, item) in items.take(n).enumerate() {
+                std::ptr::write(data.add(i), item?);
+                (*cell).cell.size = i as i64 + 1;
+            }
+        }
+        if ptr.as_slice().len() != n {
+            return Err(Error::new("InternalError", "array built from fewer items than its length"));
         }
         Ok(Array(ptr))
     }

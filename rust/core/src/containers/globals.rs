@@ -109,10 +109,6 @@ where
     (name, Function::from_closure(body))
 }
 
-fn owned(args: &[AnyView<'_>]) -> Result<Vec<Any>, Error> {
-    args.iter().map(|a| a.to_owned()).collect()
-}
-
 fn pairs(args: &[AnyView<'_>]) -> Result<Vec<(Any, Any)>, Error> {
     if args.len() % 2 != 0 {
         return Err(Error::new(
@@ -120,7 +116,11 @@ fn pairs(args: &[AnyView<'_>]) -> Result<Vec<(Any, Any)>, Error> {
             format!("Check failed: args.size() % 2 == 0 ({} vs. 0) : ", args.len() % 2),
         ));
     }
-    args.chunks(2).map(|kv| Ok((kv[0].to_owned()?, kv[1].to_owned()?))).collect()
+    let mut out = Vec::with_capacity(args.len() / 2);
+    for kv in args.chunks(2) {
+        out.push((kv[0].to_owned()?, kv[1].to_owned()?));
+    }
+    Ok(out)
 }
 
 fn obj(o: ObjectRef) -> Any {
@@ -155,7 +155,7 @@ fn cursor_function(o: ObjectRef) -> Result<Any, Error> {
 /// Every container global, for the registry to install at start-up.
 pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
     vec![
-        packed("ffi.Array", |args| Ok(obj(Array::new(owned(args)?)?.into_object()))),
+        packed("ffi.Array", |args| Ok(obj(Array::from_views(args)?.into_object()))),
         typed(Sig { name: "ffi.ArrayGetItem", params: &["ffi.Array", "int"], ret: "Any" }, |s, a| {
             let arr = Array::from_object(s.object(a, 0, ti::kTVMFFIArray)?)?;
             let i = s.int(a, 1)?;
@@ -174,7 +174,7 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
             let found = arr.iter().any(|e| unsafe { super::any_hash::any_equal(e.as_raw(), v.as_raw()) });
             Ok(Any::from(found))
         }),
-        packed("ffi.List", |args| Ok(obj(List::new(owned(args)?)?.into_object()))),
+        packed("ffi.List", |args| Ok(obj(List::from_views(args)?.into_object()))),
         typed(Sig { name: "ffi.ListGetItem", params: &["ffi.List", "int"], ret: "Any" }, |s, a| {
             List::from_object(s.object(a, 0, ti::kTVMFFIList)?)?.at(s.int(a, 1)?)
         }),

@@ -16,7 +16,7 @@
 use std::cell::UnsafeCell;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject, TVMFFISeqCell};
-use crate::values::any::Any;
+use crate::values::any::{Any, AnyView};
 use crate::values::error::Error;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 
@@ -152,6 +152,30 @@ impl List {
         })?);
         for it in items {
             l.push(it)?;
+        }
+        Ok(l)
+    }
+
+    /// A list owning the values `views` show, its storage allocated once
+    /// (`ffi.List` of many arguments).
+    pub fn from_views(views: &[AnyView<'_>]) -> Result<List, Error> {
+        let l = List::new(Vec::new())?;
+        if views.is_empty() {
+            return Ok(l);
+        }
+        {
+            let _g = l.lock();
+            // SAFETY: lock held (and the list not yet shared); room for
+            // every element is made before any is written, and `size`
+            // counts the ones written, so an error leaves a valid list.
+            unsafe {
+                l.0.reserve(views.len())?;
+                let cell = &mut *l.0.cell_mut();
+                for v in views {
+                    std::ptr::write((cell.data as *mut Any).add(cell.size as usize), v.to_owned()?);
+                    cell.size += 1;
+                }
+            }
         }
         Ok(l)
     }

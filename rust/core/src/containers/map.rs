@@ -96,7 +96,14 @@ fn cell_of<T: ObjectType>(p: &ObjectPtr<T>) -> CellRef {
 /// layout; see [`Dict::set`] for the dense one).
 fn build<T: ObjectType>(p: &ObjectPtr<T>, room: u64, pairs: Vec<(Any, Any)>) -> Result<(), Error> {
     let mut graveyard = Vec::new();
-    for (k, v) in pairs {
+    let total = pairs.len() as u64;
+    for (i, (k, v)) in pairs.into_iter().enumerate() {
+        let c = cell_of(p);
+        if c.is_small() && c.size() >= SMALL_MAX && c.find(k.as_raw()).is_none() {
+            // The map turns dense here: size the table for every pair
+            // still to come at once instead of rehashing on the way.
+            c.reserve(c.size() + (total - i as u64), &mut graveyard)?;
+        }
         // SAFETY: the object is not shared yet.
         cell_of(p).insert(k, v, room, &mut graveyard)?;
     }
@@ -131,6 +138,10 @@ fn lookup(c: CellRef, key: &Any) -> Option<Any> {
     // repr(transparent) over TVMFFIAny) while the map cannot change.
     c.find(key.as_raw()).map(|kv| unsafe { (*(&(*kv).value as *const TVMFFIAny as *const Any)).clone() })
 }
+
+/// A position in a [`Map`]'s iteration order.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct MapPos(u64);
 
 /// An owning handle to a Map.
 #[derive(Clone)]
@@ -167,6 +178,30 @@ impl Map {
     /// The pairs in iteration order.
     pub fn items(&self) -> Vec<(Any, Any)> {
         snapshot(cell_of(&self.0))
+    }
+
+    /// The first position of the iteration order (see [`Map::pair_at`]).
+    pub fn first(&self) -> MapPos {
+        MapPos(cell_of(&self.0).begin())
+    }
+
+    /// The pair at `pos`, borrowed, and the position after it; None at the
+    /// end of the iteration order or for a position that names no pair of
+    /// this map. A Map never changes, so walking it by position reads each
+    /// pair in place (no snapshot).
+    pub fn pair_at(&self, pos: MapPos) -> Option<(&Any, &Any, MapPos)> {
+        let c = cell_of(&self.0);
+        if pos.0 == c.end() || !c.holds(pos.0) {
+            return None;
+        }
+        let kv = c.kv_at(pos.0);
+        // SAFETY: a stored pair of an immutable map, alive while `self`
+        // is; Any is repr(transparent) over TVMFFIAny and stored keys and
+        // values are owned values.
+        let (k, v) = unsafe {
+            (&*(&(*kv).key as *const TVMFFIAny as *const Any), &*(&(*kv).value as *const TVMFFIAny as *const Any))
+        };
+        Some((k, v, MapPos(c.advance(pos.0))))
     }
 
     /// Whether the map uses the small layout, and its slot count.

@@ -17,6 +17,7 @@
 //! `...@0x..`, so shared and cyclic structure can be told apart.
 
 use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::abi::{field_flag, type_index as ti};
 use crate::values::any::{Any, AnyView};
@@ -24,6 +25,7 @@ use crate::containers::{Array, List, Shape};
 use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::object::ObjectRef;
+use crate::structural::active_path::AddressMap;
 use crate::structural::{deep_stack, hook_callback};
 use crate::types::type_registry;
 
@@ -50,7 +52,13 @@ pub fn repr_print(value: &Any) -> Result<String, Error> {
 
 /// The printable form of `value`, with object addresses when `show_addr`.
 pub fn repr_print_showing_addresses(value: &Any, show_addr: bool) -> Result<String, Error> {
-    let mut p = Printer { state: HashMap::new(), buffers: vec![(0, String::new())], next_generation: 1, show_addr };
+    let mut p = Printer {
+        state: AddressMap::default(),
+        types: HashMap::new(),
+        buffers: vec![(0, String::new())],
+        next_generation: 1,
+        show_addr,
+    };
     p.write(value)?;
     Ok(p.buffers.pop().map(|(_, text)| text).unwrap_or_default())
 }
@@ -69,12 +77,36 @@ enum State {
 /// that is gone.
 struct Printer {
     /// Keyed by object address; the reference keeps the address unique.
-    state: HashMap<usize, (ObjectRef, State)>,
+    state: AddressMap<(ObjectRef, State)>,
+    /// What printing needs of each type met, looked up once per print.
+    types: HashMap<i32, Rc<ReprType>>,
     /// Live buffers, innermost last, with their generations.
     buffers: Vec<(u64, String)>,
     next_generation: u64,
     /// Addresses are shown (`TVM_FFI_REPR_WITH_ADDR=1` when printing began).
     show_addr: bool,
+}
+
+/// A reflected type as printing sees it: its key, its `__ffi_repr__` hook
+/// and its printable fields by name (the first of each name, ancestors'
+/// first).
+struct ReprType {
+    key: String,
+    hook: Option<Any>,
+    fields: Vec<(String, &'static crate::abi::TVMFFIFieldInfo)>,
+}
+
+impl ReprType {
+    fn of(index: i32) -> ReprType {
+        let mut seen = std::collections::HashSet::new();
+        let fields = type_registry::all_fields(index)
+            .into_iter()
+            .filter(|f| f.flags & field_flag::kReprOff == 0)
+            .map(|f| (crate::structural::field_name(f), f))
+            .filter(|(name, _)| seen.insert(name.clone()))
+            .collect();
+        ReprType { key: type_registry::type_key_of(index), hook: crate::reflection::attr_columns::attr_value(index, b"__ffi_repr__"), fields }
+    }
 }
 
 /// TVM-FFI's `EscapedStringPy`.
@@ -304,7 +336,8 @@ impl Printer {
         }
         self.state.insert(addr, (obj.clone(), State::InProgress));
         let start = self.out().len();
-        if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__ffi_repr__") {
+        let ty = self.type_of(index);
+        if let Some(hook) = ty.hook.clone() {
             let text = deep_stack::guarded(|| self.repr_with_hook(&obj, hook))?;
             self.out().push_str(&text);
             self.container_address(&obj);
@@ -324,18 +357,13 @@ impl Printer {
                 self.out().push('{');
                 Items::Map(crate::structural::MapLike::from_object(obj.clone())?.items())
             }
-            _ => {
-                let mut seen = std::collections::HashSet::new();
-                let fields = type_registry::all_fields(index)
-                    .into_iter()
-                    .filter(|f| f.flags & field_flag::kReprOff == 0)
-                    .map(|f| (crate::structural::field_name(f), f))
-                    .filter(|(name, _)| seen.insert(name.clone()))
-                    .collect();
-                Items::Fields(fields)
-            }
+            _ => Items::Fields(ty),
         };
         Ok(Some(Open { obj, start, items, next: 0 }))
+    }
+
+    fn type_of(&mut self, index: i32) -> Rc<ReprType> {
+        self.types.entry(index).or_insert_with(|| Rc::new(ReprType::of(index))).clone()
     }
 
     /// Record that `obj` was printed from `start` to the end of the
@@ -382,18 +410,17 @@ impl Printer {
                 self.out().push_str(sep);
                 Ok(Some(item))
             }
-            Items::Fields(fields) => {
-                let Some((name, field)) = fields.get(i) else { return Ok(None) };
-                let (name, field) = (name.clone(), *field);
+            Items::Fields(ty) => {
+                let ty = ty.clone();
+                let Some((name, field)) = ty.fields.get(i) else { return Ok(None) };
                 let v = crate::structural::read_field(&open.obj, field)?;
                 if i == 0 {
-                    let key = self.object_header(&open.obj);
-                    self.out().push_str(&key);
+                    self.object_header(&open.obj, &ty.key);
                     self.out().push('(');
                 } else {
                     self.out().push_str(", ");
                 }
-                self.out().push_str(&name);
+                self.out().push_str(name);
                 self.out().push('=');
                 Ok(Some(v))
             }
@@ -402,26 +429,28 @@ impl Printer {
 
     /// Write the end of a container or object whose items are printed.
     fn close(&mut self, open: Open) {
-        let end = match &open.items {
-            Items::Tuple(items) if items.len() == 1 => ",)".to_string(),
-            Items::Tuple(_) => ")".to_string(),
-            Items::List(_) => "]".to_string(),
-            Items::Map(_) => "}".to_string(),
-            Items::Fields(fields) if fields.is_empty() => self.object_header(&open.obj),
-            Items::Fields(_) => ")".to_string(),
-        };
-        self.out().push_str(&end);
+        match &open.items {
+            Items::Tuple(items) if items.len() == 1 => self.out().push_str(",)"),
+            Items::Tuple(_) => self.out().push(')'),
+            Items::List(_) => self.out().push(']'),
+            Items::Map(_) => self.out().push('}'),
+            Items::Fields(ty) if ty.fields.is_empty() => {
+                let ty = ty.clone();
+                self.object_header(&open.obj, &ty.key);
+            }
+            Items::Fields(_) => self.out().push(')'),
+        }
         self.container_address(&open.obj);
         self.done(open.obj, open.start);
     }
 
-    /// An object's type key, with `@address` when addresses are shown.
-    fn object_header(&self, obj: &ObjectRef) -> String {
-        let key = type_registry::type_key_of(obj.type_index());
+    /// Write an object's type key `key`, with `@address` when addresses
+    /// are shown.
+    fn object_header(&mut self, obj: &ObjectRef, key: &str) {
+        self.out().push_str(key);
         if self.show_addr {
-            format!("{key}@{}", address_text(obj))
-        } else {
-            key
+            let at = format!("@{}", address_text(obj));
+            self.out().push_str(&at);
         }
     }
 
@@ -449,8 +478,8 @@ enum Items {
     Tuple(Vec<Any>),
     List(Vec<Any>),
     Map(Vec<(Any, Any)>),
-    /// Printable fields by name (the first of each name).
-    Fields(Vec<(String, &'static crate::abi::TVMFFIFieldInfo)>),
+    /// A reflected object's printable fields (its type's).
+    Fields(Rc<ReprType>),
 }
 
 /// A container or object whose opening is written and whose items from

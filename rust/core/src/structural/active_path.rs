@@ -59,10 +59,20 @@ pub(crate) fn can_close_cycle(index: i32) -> bool {
     }
 }
 
-/// The entered nodes, each with its depth on the path.
+/// Paths up to this depth are searched linearly; deeper ones through an
+/// index. Most values are shallow (a tree of a thousand nodes is ten
+/// deep), where scanning a few addresses beats hashing on every enter and
+/// leave; a 10^6-deep chain still costs one probe per node.
+const LINEAR_MAX: usize = 32;
+
+/// The entered nodes, innermost last. Nodes are left in the reverse order
+/// of entering (the walks are depth-first), which keeps `entered` a stack.
 #[derive(Default)]
 pub(crate) struct ActivePath {
-    entered: AddressMap<usize>,
+    entered: Vec<usize>,
+    /// Address → position in `entered`, kept only while the path is
+    /// deeper than [`LINEAR_MAX`] (else empty).
+    index: AddressMap<usize>,
 }
 
 impl ActivePath {
@@ -71,37 +81,73 @@ impl ActivePath {
         self.entered.len()
     }
 
+    fn position(&self, addr: usize) -> Option<usize> {
+        if self.index.is_empty() {
+            self.entered.iter().rposition(|&a| a == addr)
+        } else {
+            self.index.get(&addr).copied()
+        }
+    }
+
     /// How far up the path `addr` was entered (1 = the innermost entered
     /// node), or None when it is not on the path.
     #[cfg(test)]
     pub(crate) fn back_reference(&self, addr: usize) -> Option<usize> {
-        self.entered.get(&addr).map(|d| self.entered.len() - d)
+        self.position(addr).map(|pos| self.entered.len() - pos)
     }
 
     /// Enter `addr` (not on the path); returns its depth.
     #[cfg(test)]
     pub(crate) fn enter(&mut self, addr: usize) -> usize {
         let d = self.entered.len();
-        self.entered.insert(addr, d);
+        self.push(addr);
         d
     }
 
-    /// Enter `addr` unless it is on the path already, in one probe of the
-    /// table: None when it was entered now, else its back-reference
-    /// distance (the path unchanged).
-    pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
-        let d = self.entered.len();
-        match self.entered.entry(addr) {
-            std::collections::hash_map::Entry::Occupied(e) => Some(d - *e.get()),
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(d);
-                None
-            }
+    fn push(&mut self, addr: usize) {
+        let pos = self.entered.len();
+        self.entered.push(addr);
+        if !self.index.is_empty() {
+            self.index.insert(addr, pos);
+        } else if self.entered.len() > LINEAR_MAX {
+            self.index.extend(self.entered.iter().enumerate().map(|(i, &a)| (a, i)));
         }
     }
 
+    /// Enter `addr` unless it is on the path already: None when it was
+    /// entered now, else its back-reference distance (the path unchanged).
+    pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
+        if let Some(pos) = self.position(addr) {
+            return Some(self.entered.len() - pos);
+        }
+        self.push(addr);
+        None
+    }
+
     pub(crate) fn leave(&mut self, addr: usize) {
-        self.entered.remove(&addr);
+        if self.entered.last() == Some(&addr) {
+            self.entered.pop();
+        } else if let Some(pos) = self.position(addr) {
+            // Not the innermost (no walk does this today): drop it and
+            // renumber what follows.
+            self.entered.remove(pos);
+            if !self.index.is_empty() {
+                self.index.clear();
+                self.index.extend(self.entered.iter().enumerate().map(|(i, &a)| (a, i)));
+            }
+            return;
+        } else {
+            return;
+        }
+        if !self.index.is_empty() {
+            if self.entered.len() <= LINEAR_MAX / 2 {
+                // Shallow again: back to scanning (halfway down, so a path
+                // hovering at the limit does not rebuild the index each time).
+                self.index = AddressMap::default();
+            } else {
+                self.index.remove(&addr);
+            }
+        }
     }
 }
 
@@ -154,6 +200,27 @@ mod tests {
         assert_eq!(p.depth(), 1);
         assert_eq!(p.enter_or_back_reference(0x2000), None, "entered now");
         assert_eq!(p.back_reference(0x1000), Some(2));
+    }
+
+    #[test]
+    fn deep_paths_switch_to_the_index_and_back() {
+        let mut p = ActivePath::default();
+        let addr = |i: usize| 0x1000 + 16 * i;
+        for i in 0..(3 * LINEAR_MAX) {
+            assert_eq!(p.enter_or_back_reference(addr(i)), None);
+        }
+        assert!(!p.index.is_empty());
+        assert_eq!(p.back_reference(addr(0)), Some(3 * LINEAR_MAX));
+        assert_eq!(p.enter_or_back_reference(addr(5)), Some(3 * LINEAR_MAX - 5));
+        for i in (LINEAR_MAX / 2..3 * LINEAR_MAX).rev() {
+            p.leave(addr(i));
+            assert_eq!(p.back_reference(addr(i)), None);
+            assert_eq!(p.back_reference(addr(0)), Some(i));
+        }
+        assert!(p.index.is_empty(), "shallow again: scanning");
+        assert_eq!(p.depth(), LINEAR_MAX / 2);
+        p.leave(addr(3));
+        assert_eq!(p.back_reference(addr(4)), Some(LINEAR_MAX / 2 - 4), "later entries renumbered");
     }
 
     #[test]

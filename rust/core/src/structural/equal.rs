@@ -28,6 +28,7 @@
 
 use crate::abi::type_index as ti;
 use crate::values::any::{Any, AnyView};
+use crate::containers::map::MapPos;
 use crate::containers::{Array, Shape};
 use crate::tensor::Tensor;
 use crate::values::error::Error;
@@ -253,13 +254,19 @@ impl Equal {
                 if a.len() != b.len() && !self.trace {
                     Task::Decided(false)
                 } else {
-                    // Two Maps (immutable) of one size: the rhs pairs in
-                    // order too, for the positional match in `next_pair`.
-                    let b_items = match (&a, &b) {
-                        (MapLike::Map(_), MapLike::Map(_)) if a.len() == b.len() => b.items(),
-                        _ => Vec::new(),
+                    // A Map (immutable) is walked in place, a Dict (which
+                    // may change meanwhile) from a snapshot. Two Maps of
+                    // one size: the rhs is walked alongside, for the
+                    // positional match in `next_pair`.
+                    let walk = match &a {
+                        MapLike::Map(m) => Walk::InPlace(m.first()),
+                        MapLike::Dict(d) => Walk::Snapshot(d.items(), 0),
                     };
-                    Task::Map(Box::new(MapTask { items: a.items(), b_items, a, b, next: 0, keys: None }))
+                    let b_pos = match (&a, &b) {
+                        (MapLike::Map(_), MapLike::Map(bm)) if a.len() == b.len() => Some(bm.first()),
+                        _ => None,
+                    };
+                    Task::Map(Box::new(MapTask { walk, b_pos, a, b, keys: None }))
                 }
             }
             ti::kTVMFFITensor if lo.same_as(&ro) => Task::Decided(true),
@@ -352,19 +359,42 @@ impl Equal {
                 Ok(Next::Decided(false))
             }
             Task::Map(m) => {
-                let MapTask { items, b_items, a, b, next, keys } = &mut **m;
-                while let Some((k, v)) = items.get(*next) {
-                    let i = *next;
-                    *next += 1;
+                let MapTask { walk, b_pos, a, b, keys } = &mut **m;
+                loop {
+                    let (k, v) = match (&mut *walk, &*a) {
+                        (Walk::InPlace(pos), MapLike::Map(am)) => match am.pair_at(*pos) {
+                            Some((k, v, after)) => {
+                                *pos = after;
+                                (k, v)
+                            }
+                            None => break,
+                        },
+                        (Walk::Snapshot(items, next), _) => match items.get(*next) {
+                            Some((k, v)) => {
+                                *next += 1;
+                                (k, v)
+                            }
+                            None => break,
+                        },
+                        (Walk::InPlace(_), MapLike::Dict(_)) => unreachable!("a Dict is walked from a snapshot"),
+                    };
                     // Maps built alike hold their keys in the same order: an
                     // int or string key equal to the rhs key at the same
                     // position is the one a lookup would find (keys are
                     // unique, and such keys map through no binding), so its
                     // value is taken without hashing the key.
-                    let positional = b_items
-                        .get(i)
-                        .filter(|(bk, _)| is_plain_key(k) && leaf_equal(k, bk) == Some(true))
-                        .map(|(_, bv)| bv.clone());
+                    let mut positional = None;
+                    if let (Some(pos), MapLike::Map(bm)) = (b_pos.as_mut(), &*b) {
+                        match bm.pair_at(*pos) {
+                            Some((bk, bv, after)) => {
+                                *pos = after;
+                                if is_plain_key(k) && leaf_equal(k, bk) == Some(true) {
+                                    positional = Some(bv.clone());
+                                }
+                            }
+                            None => *b_pos = None,
+                        }
+                    }
                     let (rk, rv) = match positional {
                         Some(rv) => (k.clone(), rv),
                         None => {
@@ -408,20 +438,35 @@ impl Equal {
                 Ok(Next::Decided(false))
             }
             Task::Fields { lhs, rhs, plan, next, field_region, .. } => {
-                let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
-                *next += 1;
-                let lv = match super::read_field_in_place(lhs, field) {
-                    Some(v) => v,
-                    None => super::read_field(lhs, field)?,
-                };
-                let rv = match super::read_field_in_place(rhs, field) {
-                    Some(v) => v,
-                    None => super::read_field(rhs, field)?,
-                };
-                if let Some(region) = super::region_for_field(field.flags, self.region) {
-                    *field_region = Some(std::mem::replace(&mut self.region, region));
+                // Leaf fields (PODs, strings, None) are decided here, as
+                // for sequences; a def region only matters to objects.
+                loop {
+                    let Some(field) = self.plans.field(*plan, *next) else { return Ok(Next::Decided(true)) };
+                    *next += 1;
+                    let lv = match super::read_field_in_place(lhs, field) {
+                        Some(v) => v,
+                        None => super::read_field(lhs, field)?,
+                    };
+                    let rv = match super::read_field_in_place(rhs, field) {
+                        Some(v) => v,
+                        None => super::read_field(rhs, field)?,
+                    };
+                    match leaf_equal(&lv, &rv) {
+                        Some(true) => continue,
+                        Some(false) => {
+                            if self.trace {
+                                let name = super::field_name(field);
+                                self.push_steps(AccessStep::attr(&name), AccessStep::attr(&name))?;
+                            }
+                            return Ok(Next::Decided(false));
+                        }
+                        None => {}
+                    }
+                    if let Some(region) = super::region_for_field(field.flags, self.region) {
+                        *field_region = Some(std::mem::replace(&mut self.region, region));
+                    }
+                    return Ok(Next::Pair(lv, rv));
                 }
-                Ok(Next::Pair(lv, rv))
             }
         }
     }
@@ -567,14 +612,20 @@ enum Task {
 /// Comparing two maps; `keys` are the (lhs, mapped) keys of the values
 /// being compared.
 struct MapTask {
-    items: Vec<(Any, Any)>,
-    /// The rhs pairs in order when both sides are Maps of one size (else
-    /// empty).
-    b_items: Vec<(Any, Any)>,
+    walk: Walk,
+    /// Where the rhs walk is when both sides are Maps of one size (else
+    /// None).
+    b_pos: Option<MapPos>,
     a: MapLike,
     b: MapLike,
-    next: usize,
     keys: Option<(Any, Any)>,
+}
+
+/// How the lhs pairs are walked: a Map in place, a Dict from a snapshot
+/// with the index of the next pair.
+enum Walk {
+    InPlace(MapPos),
+    Snapshot(Vec<(Any, Any)>, usize),
 }
 
 struct Frame {

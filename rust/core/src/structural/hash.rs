@@ -229,8 +229,22 @@ impl Hasher {
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 let map = MapLike::from_object(obj)?;
                 let h = hash_combine(super::type_index_key_hash(index), map.len() as u64);
-                let mut items: Vec<(u64, Any)> =
-                    map.items().into_iter().filter_map(|(k, v)| self.order_independent_hash(&k).map(|kh| (kh, v))).collect();
+                let mut items: Vec<(u64, Any)> = Vec::with_capacity(map.len());
+                match &map {
+                    // A Map never changes: read its pairs in place.
+                    MapLike::Map(m) => {
+                        let mut pos = m.first();
+                        while let Some((k, v, after)) = m.pair_at(pos) {
+                            pos = after;
+                            if let Some(kh) = self.order_independent_hash(k) {
+                                items.push((kh, v.clone()));
+                            }
+                        }
+                    }
+                    MapLike::Dict(d) => items.extend(
+                        d.items().into_iter().filter_map(|(k, v)| self.order_independent_hash(&k).map(|kh| (kh, v))),
+                    ),
+                }
                 // Entries with equal key hashes are combined as a group
                 // (their values left out), so their order among themselves
                 // does not matter: an unstable sort gives the same hash.
@@ -324,17 +338,25 @@ impl Hasher {
                 }
                 Ok(None)
             }
-            Task::Fields { obj, plan, next, field_region, .. } => {
-                let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
-                *next += 1;
-                let v = match super::read_field_in_place(obj, field) {
-                    Some(v) => v,
-                    None => super::read_field(obj, field)?,
-                };
-                if let Some(region) = super::region_for_field(field.flags, self.region) {
-                    *field_region = Some(std::mem::replace(&mut self.region, region));
+            Task::Fields { obj, plan, next, h, field_region, .. } => {
+                // Leaf fields are combined here, as for sequences (a def
+                // region only matters to objects).
+                loop {
+                    let Some(field) = self.plans.field(*plan, *next) else { return Ok(None) };
+                    *next += 1;
+                    let v = match super::read_field_in_place(obj, field) {
+                        Some(v) => v,
+                        None => super::read_field(obj, field)?,
+                    };
+                    if let Some(lh) = leaf_hash(&v) {
+                        *h = hash_combine(*h, lh);
+                        continue;
+                    }
+                    if let Some(region) = super::region_for_field(field.flags, self.region) {
+                        *field_region = Some(std::mem::replace(&mut self.region, region));
+                    }
+                    return Ok(Some(v));
                 }
-                Ok(Some(v))
             }
         }
     }

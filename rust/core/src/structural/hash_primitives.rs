@@ -37,9 +37,11 @@ pub fn hash_bytes(data: &[u8]) -> u64 {
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut word = [0u8; 8];
-        word[..rest.len()].copy_from_slice(rest);
-        result = reduce(result.wrapping_mul(MULTIPLIER).wrapping_add(u64::from_le_bytes(word)));
+        // The last word assembled in a register: copying the bytes into a
+        // buffer and loading it as one word stalled on every short string
+        // (the load waits for the byte stores to retire).
+        let word = rest.iter().enumerate().fold(0u64, |w, (i, &b)| w | (b as u64) << (8 * i));
+        result = reduce(result.wrapping_mul(MULTIPLIER).wrapping_add(word));
     }
     result
 }

@@ -67,6 +67,29 @@ impl CellRef {
         self.dense_insert(key, value, graveyard)
     }
 
+    /// Make room for `n` pairs in all before a bulk build: a small cell
+    /// that `n` would outgrow becomes at once the dense table that
+    /// inserting `n` distinct keys one by one grows to (from TVM-FFI's
+    /// table for a full small map, doubling at its load factor), so the
+    /// build does not rehash on the way and ends in the same layout. Pairs
+    /// already present keep their order.
+    pub fn reserve(&self, n: u64, graveyard: &mut Vec<Any>) -> Result<(), Error> {
+        if !self.is_small() || n <= SMALL_MAX {
+            return Ok(());
+        }
+        let (mut shift, mut slots) = table_size(SMALL_MAX);
+        while (n as f64) > slots as f64 * MAX_LOAD {
+            slots = slots.checked_mul(2).filter(|_| shift > 1).ok_or_else(|| Error::new("MemoryError", "map too large"))?;
+            shift -= 1;
+        }
+        let items = self.take_all();
+        self.install_dense(shift, slots)?;
+        for (k, v) in items {
+            self.dense_insert(k, v, graveyard)?;
+        }
+        Ok(())
+    }
+
     fn dense_insert(&self, key: Any, value: Any, graveyard: &mut Vec<Any>) -> Result<(), Error> {
         loop {
             if let Some((idx, existed)) = self.try_insert(&key) {

@@ -9,7 +9,9 @@
 //! instances of it (None is left to the field's own setter, which knows
 //! whether it is optional).
 
-use std::collections::HashSet;
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
 
 use crate::abi::{field_flag, type_index as ti, DLDevice, TVMFFIFieldInfo};
 use crate::values::any::Any;
@@ -48,20 +50,69 @@ fn is_inline(f: &TVMFFIFieldInfo) -> bool {
     )
 }
 
-fn uses_data_hook(index: i32) -> bool {
-    crate::enum_type::is_enum_type(index) || crate::reflection::attr_columns::attr_value(index, b"__data_from_json__").is_some()
+/// What loading needs to know about a reflected type, looked up once per
+/// load rather than once per node (each lookup takes the registry's lock
+/// and hashes a name).
+struct TypeFacts {
+    enum_type: bool,
+    int_enum: bool,
+    data_hook: Option<Any>,
+    new: Option<Any>,
+    fields: Vec<FieldFacts>,
+}
+
+struct FieldFacts {
+    info: &'static TVMFFIFieldInfo,
+    name: String,
+    /// The name as a map key of the node's data.
+    key: Any,
+    /// `data.<name>`, for messages.
+    label: String,
+}
+
+impl TypeFacts {
+    fn of(index: i32) -> Result<TypeFacts, Error> {
+        let fields = type_registry::all_fields(index)
+            .into_iter()
+            .map(|info| {
+                let name = crate::structural::field_name(info);
+                Ok(FieldFacts { info, key: Any::string(&name)?, label: format!("data.{name}"), name })
+            })
+            .collect::<Result<_, Error>>()?;
+        Ok(TypeFacts {
+            enum_type: crate::enum_type::is_enum_type(index),
+            int_enum: crate::enum_type::is_int_enum_type(index),
+            data_hook: crate::reflection::attr_columns::attr_value(index, b"__data_from_json__"),
+            new: crate::reflection::attr_columns::attr_value(index, b"__ffi_new__"),
+            fields,
+        })
+    }
+
+    fn uses_data_hook(&self) -> bool {
+        self.enum_type || self.data_hook.is_some()
+    }
 }
 
 struct Reader {
     nodes: Vec<Any>,
     decoded: Vec<Option<Any>>,
-    /// Nodes expanded and not yet decoded: the current path.
-    active: HashSet<i64>,
+    /// Nodes expanded and not yet decoded (the current path), as read.
+    active: Vec<Option<GraphNode>>,
+    types: RefCell<HashMap<i32, Rc<TypeFacts>>>,
 }
 
 impl Reader {
     fn node_at(&self, i: i64) -> Result<GraphNode, Error> {
         GraphNode::read(i, &self.nodes[i as usize])
+    }
+
+    fn facts(&self, index: i32) -> Result<Rc<TypeFacts>, Error> {
+        if let Some(f) = self.types.borrow().get(&index) {
+            return Ok(f.clone());
+        }
+        let f = Rc::new(TypeFacts::of(index)?);
+        self.types.borrow_mut().insert(index, f.clone());
+        Ok(f)
     }
 
     /// The child indices of a node, each with the slot naming it.
@@ -80,15 +131,15 @@ impl Reader {
                 }
                 Ok(items(idx))
             }
-            i if i >= ti::kTVMFFIStaticObjectEnd && !uses_data_hook(i) => {
+            i if i >= ti::kTVMFFIStaticObjectEnd && !self.facts(i)?.uses_data_hook() => {
                 let data = node.data_fields()?;
                 let mut out = Vec::new();
-                for f in type_registry::all_fields(i) {
-                    if is_inline(f) {
+                for f in &self.facts(i)?.fields {
+                    if is_inline(f.info) {
                         continue;
                     }
-                    let slot = Slot::Field(f);
-                    if let Some(raw) = data.get(&Any::string(&crate::structural::field_name(f))?) {
+                    let slot = Slot::Field(f.info);
+                    if let Some(raw) = data.get(&f.key) {
                         match raw.type_index() {
                             ti::kTVMFFIInt => out.push((raw.get::<i64>()?, slot)),
                             _ => return Err(node.refuse(&slot.name(), format!("must be a node index, got {}", kind_of(&raw)))),
@@ -108,7 +159,7 @@ impl Reader {
                 format!("refers to node {child}, which does not exist (the graph has {} nodes)", self.nodes.len()),
             ));
         }
-        if self.active.contains(&child) {
+        if self.active[child as usize].is_some() {
             return Err(if child == node.index {
                 node.refuse(&slot.name(), "refers to the node itself")
             } else {
@@ -127,22 +178,24 @@ impl Reader {
             if self.decoded[i as usize].is_some() {
                 continue;
             }
-            let node = self.node_at(i)?;
             if expanded {
-                let v = self.decode(&node)?;
-                self.active.remove(&i);
-                self.decoded[i as usize] = Some(v);
+                // Off the path once decoded (an error ends the load).
+                let node = self.active[i as usize].take().expect("an expanded node is on the path");
+                self.decoded[i as usize] = Some(self.decode(&node)?);
                 continue;
             }
-            if self.active.contains(&i) {
+            if self.active[i as usize].is_some() {
                 // Pushed twice by one parent and expanded meanwhile: the
                 // second entry waits for the first.
                 continue;
             }
-            self.active.insert(i);
+            let node = self.node_at(i)?;
+            let children = self.children_of(&node)?;
+            self.active[i as usize] = Some(node);
             stack.push((i, true));
-            for (c, slot) in self.children_of(&node)?.into_iter().rev() {
-                self.check_child(&node, c, slot)?;
+            for (c, slot) in children.into_iter().rev() {
+                let node = self.active[i as usize].as_ref().expect("entered above");
+                self.check_child(node, c, slot)?;
                 if self.decoded[c as usize].is_none() {
                     stack.push((c, false));
                 }
@@ -207,15 +260,16 @@ impl Reader {
 
     fn decode_object(&self, node: &GraphNode) -> Result<Any, Error> {
         let index = node.type_index;
+        let facts = self.facts(index)?;
         // An enum node names its singleton by canonical index.
-        if crate::enum_type::is_enum_type(index) {
-            let key = if crate::enum_type::is_int_enum_type(index) { node.data_int(false)? } else { Any::string(&node.data_str()?)? };
+        if facts.enum_type {
+            let key = if facts.int_enum { node.data_int(false)? } else { Any::string(&node.data_str()?)? };
             return crate::enum_type::get_by_index(index, &key).map(Any::from_object);
         }
-        if let Some(hook) = crate::reflection::attr_columns::attr_value(index, b"__data_from_json__") {
+        if let Some(hook) = &facts.data_hook {
             return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?]);
         }
-        let new = crate::reflection::attr_columns::attr_value(index, b"__ffi_new__").ok_or_else(|| {
+        let new = facts.new.as_ref().ok_or_else(|| {
             Error::type_error(format!(
                 "Type `{}` does not support FromJSONGraph (no __ffi_new__ type attr; node {})",
                 type_registry::type_key_of(index),
@@ -224,15 +278,13 @@ impl Reader {
         })?;
         let data = node.data_fields()?;
         let obj = Function::from_object(new.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>()?;
-        for f in type_registry::all_fields(index) {
-            let name = crate::structural::field_name(f);
-            let field = format!("data.{name}");
-            let v = match data.get(&Any::string(&name)?) {
-                Some(raw) => self.field_value(node, f, &field, &raw)?,
-                None if f.flags & field_flag::kHasDefault != 0 => {
+        for f in &facts.fields {
+            let v = match data.get(&f.key) {
+                Some(raw) => self.field_value(node, f.info, &f.label, &raw)?,
+                None if f.info.flags & field_flag::kHasDefault != 0 => {
                     // SAFETY: the registry keeps default values alive.
-                    let default = Any::from_view(&f.default_value_or_factory)?;
-                    if f.flags & field_flag::kDefaultFromFactory != 0 {
+                    let default = Any::from_view(&f.info.default_value_or_factory)?;
+                    if f.info.flags & field_flag::kDefaultFromFactory != 0 {
                         Function::from_object(default.get::<ObjectRef>()?)?.call(&[])?
                     } else {
                         default
@@ -240,13 +292,14 @@ impl Reader {
                 }
                 None => {
                     return Err(Error::type_error(format!(
-                        "Required field `{name}` not set in type `{}` (node {})",
-                        node.type_key, node.index
+                        "Required field `{}` not set in type `{}` (node {})",
+                        f.name, node.type_key, node.index
                     )))
                 }
             };
-            dataclass::set_field(&obj, f, v.as_raw())
-                .map_err(|e| Error::new(e.kind(), format!("Invalid JSON Object Graph: {}: field `{field}`: {}", node.what(), e.message())))?;
+            dataclass::set_field(&obj, f.info, v.as_raw()).map_err(|e| {
+                Error::new(e.kind(), format!("Invalid JSON Object Graph: {}: field `{}`: {}", node.what(), f.label, e.message()))
+            })?;
         }
         Ok(Any::from_object(obj))
     }
@@ -315,7 +368,8 @@ pub fn from_json_graph(graph: &Any) -> Result<Any, Error> {
         return Err(invalid(format!("invalid node index {root}")));
     }
     let n = nodes.len();
-    let mut reader = Reader { nodes, decoded: vec![None; n], active: HashSet::new() };
+    let mut reader =
+        Reader { nodes, decoded: vec![None; n], active: (0..n).map(|_| None).collect(), types: RefCell::new(HashMap::new()) };
     reader.decode_reachable(root)?;
     Ok(reader.child(root))
 }
