@@ -143,3 +143,22 @@ def test_maps_compare_by_key_whatever_their_order():
     renamed["other"] = renamed.pop("k3")
     lhs, rhs = tether.get_first_structural_mismatch(a, tether.Map(renamed))
     assert (str(lhs), str(rhs)) == ('<root>["k3"]', '<root>[<missing:"k3">]')
+
+
+def test_type_changes_between_calls_are_seen_by_the_next_comparison_and_hash():
+    # Type facts are cached across calls until the type table changes: an
+    # `__s_equal__`/`__s_hash__` hook registered after the first calls
+    # decides the next ones.
+    @py_class("testing.structural.LateHook")
+    class LateHook(tether.Object):
+        v: int
+
+    a, b = LateHook(1), LateHook(1)
+    assert tether.structural_equal(a, b)
+    before = tether.structural_hash(a)
+    assert before == tether.structural_hash(b)
+    index = type(a).__tvm_ffi_type_info__.type_index
+    tether.core._register_type_attr(index, "__s_equal__", lambda lhs, rhs, cmp: False)
+    tether.core._register_type_attr(index, "__s_hash__", lambda obj, init, h: 12345)
+    assert not tether.structural_equal(a, b)
+    assert tether.structural_hash(a) != before

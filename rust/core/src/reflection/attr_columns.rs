@@ -110,6 +110,7 @@ fn store_attr(index: i32, attr_name: &[u8], value: &TVMFFIAny, as_default: bool)
         return Err(Error::value_error(format!("unknown type index {index}")));
     }
     let mut columns = columns().write();
+    type_registry::note_change();
     if index == ti::kTVMFFINone {
         ensure_column(&mut columns, attr_name);
         return Ok(false);

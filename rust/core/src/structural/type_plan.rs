@@ -6,11 +6,17 @@
 //! the registry costs a lock, an allocation and a string hash each time; a
 //! tree of a thousand nodes of one type needs them once.
 //!
-//! A cache lives for one hash or comparison (type attributes registered
-//! while it runs are seen by the next one), and only successful lookups
-//! are kept, so a type that fails fails at every object as before.
+//! A run keeps the plans it met for its whole length (type attributes
+//! registered while it runs are seen by the next one), and only successful
+//! lookups are kept, so a type that fails fails at every object as before.
+//! Runs share their plans through a process-wide cache that the type
+//! table's generation invalidates: a small comparison repeated many times
+//! (a common pattern) looks its types up once, not once per call.
 
 use std::collections::HashMap;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use crate::abi::{field_flag, TVMFFIFieldInfo};
 use crate::values::any::Any;
@@ -29,14 +35,73 @@ pub(crate) struct TypePlan {
     pub(crate) fields: Vec<&'static TVMFFIFieldInfo>,
 }
 
+// SAFETY: a plan's field records are the type table's, which are never
+// changed or freed once registered (outgrown arrays are retired, not
+// dropped), so reading them from any thread is sound; the hook is an Any,
+// itself Send and Sync.
+unsafe impl Send for TypePlan {}
+// SAFETY: as above.
+unsafe impl Sync for TypePlan {}
+
 /// Plans by type index, for one run; [`PlanId`]s index into it.
 pub(crate) struct TypePlans {
     hook_attr: &'static [u8],
-    plans: Vec<TypePlan>,
+    plans: Vec<Arc<TypePlan>>,
     by_index: HashMap<i32, PlanId>,
     /// The last type looked up (a run mostly meets one type many times
     /// in a row).
     last: Option<(i32, PlanId)>,
+}
+
+/// Plans of earlier runs, by (type index, hook attribute), for the type
+/// table generation they were made in.
+struct SharedPlans {
+    generation: u64,
+    plans: HashMap<(i32, &'static [u8]), Arc<TypePlan>>,
+}
+
+fn shared() -> &'static Mutex<SharedPlans> {
+    static SHARED: OnceLock<Mutex<SharedPlans>> = OnceLock::new();
+    SHARED.get_or_init(|| Mutex::new(SharedPlans { generation: 0, plans: HashMap::new() }))
+}
+
+/// The plan of `obj`'s type: a shared one made in the current generation,
+/// else made now (and shared unless the table changed meanwhile).
+fn shared_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<Arc<TypePlan>, Error> {
+    let key = (obj.type_index(), hook_attr);
+    // Read before the registry: a change that lands while the plan is made
+    // leaves it labelled with the older generation, so it is not reused.
+    let generation = type_registry::generation();
+    {
+        let cache = shared().lock();
+        if cache.generation == generation {
+            if let Some(plan) = cache.plans.get(&key) {
+                return Ok(plan.clone());
+            }
+        }
+    }
+    let plan = Arc::new(make_plan(obj, hook_attr)?);
+    let mut cache = shared().lock();
+    if cache.generation < generation {
+        cache.plans.clear();
+        cache.generation = generation;
+    }
+    if cache.generation == generation {
+        cache.plans.insert(key, plan.clone());
+    }
+    Ok(plan)
+}
+
+fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Error> {
+    let info = super::type_info_of(obj)?;
+    let kind = super::structural_kind(info)?;
+    let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
+    let hook = crate::reflection::attr_columns::attr_value(info.type_index, hook_attr);
+    let fields = type_registry::all_fields(info.type_index)
+        .into_iter()
+        .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
+        .collect();
+    Ok(TypePlan { kind, key_hash, hook, fields })
 }
 
 /// A plan's position in its [`TypePlans`].
@@ -61,16 +126,9 @@ impl TypePlans {
         let id = match self.by_index.get(&index) {
             Some(&id) => id,
             None => {
-                let info = super::type_info_of(obj)?;
-                let kind = super::structural_kind(info)?;
-                let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
-                let hook = crate::reflection::attr_columns::attr_value(info.type_index, self.hook_attr);
-                let fields = type_registry::all_fields(info.type_index)
-                    .into_iter()
-                    .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
-                    .collect();
+                let plan = shared_plan(obj, self.hook_attr)?;
                 let id = PlanId(self.plans.len());
-                self.plans.push(TypePlan { kind, key_hash, hook, fields });
+                self.plans.push(plan);
                 self.by_index.insert(index, id);
                 id
             }

@@ -12,6 +12,7 @@
 //! index a new type gets is `type_index_alloc`'s business.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::OnceLock;
 
 use parking_lot::RwLock;
@@ -24,6 +25,21 @@ use crate::types::builtin_types::{pod_type_key, STATIC_OBJECT_TYPES};
 use crate::types::byte_array::byte_slice;
 use crate::types::type_table_error::TypeTableError;
 use crate::types::type_index_alloc::{self as alloc, IndexAllocator, Refusal, Slots};
+
+/// Counts the changes to what types are and hold (types, fields, methods,
+/// metadata, attributes), so that readers caching facts per type across
+/// calls (structural plans, printing) can tell when to look again.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// The current generation of the type table (see [`note_change`]).
+pub fn generation() -> u64 {
+    GENERATION.load(Ordering::Acquire)
+}
+
+/// Record a change to the type table or to a type's attributes.
+pub fn note_change() {
+    GENERATION.fetch_add(1, Ordering::AcqRel);
+}
 
 struct TypeEntry {
     info: TVMFFITypeInfo,
@@ -221,6 +237,7 @@ pub fn get_or_alloc_index_slots(
         return Ok(*i);
     }
     let mut r = registry().write();
+    note_change();
     if let Some(i) = r.by_key.get(key) {
         return Ok(*i);
     }
@@ -322,6 +339,7 @@ pub fn is_instance(child: i32, parent: i32) -> bool {
 /// the life of the process (`reflection::type_members` does).
 pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), TypeTableError> {
     let mut r = registry().write();
+    note_change();
     let e = r.entry_mut(index)?;
     // SAFETY: see `keep_bytes`.
     let name = unsafe { byte_slice(&info.name) };
@@ -365,6 +383,7 @@ pub fn register_field(index: i32, info: &TVMFFIFieldInfo) -> Result<(), TypeTabl
 /// is stored as given, kept alive by the caller as for fields.
 pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), TypeTableError> {
     let mut r = registry().write();
+    note_change();
     let e = r.entry_mut(index)?;
     let rec = TVMFFIMethodInfo {
         name: e.keep_bytes(&info.name),
@@ -382,6 +401,7 @@ pub fn register_method(index: i32, info: &TVMFFIMethodInfo) -> Result<(), TypeTa
 /// Register (or replace) a type's metadata.
 pub fn register_metadata(index: i32, md: &TVMFFITypeMetadata) -> Result<(), TypeTableError> {
     let mut r = registry().write();
+    note_change();
     let e = r.entry_mut(index)?;
     let doc = e.keep_bytes(&md.doc);
     e.metadata_record(TVMFFITypeMetadata {
