@@ -162,3 +162,15 @@ def test_type_changes_between_calls_are_seen_by_the_next_comparison_and_hash():
     tether.core._register_type_attr(index, "__s_hash__", lambda obj, init, h: 12345)
     assert not tether.structural_equal(a, b)
     assert tether.structural_hash(a) != before
+
+
+def test_a_repr_hook_registered_after_printing_is_used_by_the_next_print():
+    @py_class("testing.structural.LateRepr")
+    class LateRepr(tether.Object):
+        v: int
+
+    x = LateRepr(7)
+    assert repr(x) == "testing.structural.LateRepr(v=7)"
+    index = type(x).__tvm_ffi_type_info__.type_index
+    tether.core._register_type_attr(index, "__ffi_repr__", lambda obj, fn_repr: f"<late {obj.v}>")
+    assert repr(x) == "<late 7>"

@@ -17,7 +17,9 @@
 //! `...@0x..`, so shared and cyclic structure can be told apart.
 
 use std::collections::HashMap;
-use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
+
+use parking_lot::Mutex;
 
 use crate::abi::{field_flag, type_index as ti};
 use crate::values::any::{Any, AnyView};
@@ -79,7 +81,7 @@ struct Printer {
     /// Keyed by object address; the reference keeps the address unique.
     state: AddressMap<(ObjectRef, State)>,
     /// What printing needs of each type met, looked up once per print.
-    types: HashMap<i32, Rc<ReprType>>,
+    types: HashMap<i32, Arc<ReprType>>,
     /// Live buffers, innermost last, with their generations.
     buffers: Vec<(u64, String)>,
     next_generation: u64,
@@ -107,6 +109,49 @@ impl ReprType {
             .collect();
         ReprType { key: type_registry::type_key_of(index), hook: crate::reflection::attr_columns::attr_value(index, b"__ffi_repr__"), fields }
     }
+}
+
+// SAFETY: the field records are the type table's, never changed or freed
+// once registered, so any thread may read them; the hook is an Any, itself
+// Send and Sync.
+unsafe impl Send for ReprType {}
+// SAFETY: as above.
+unsafe impl Sync for ReprType {}
+
+/// Printing facts of earlier prints, for the type table generation they
+/// were read in (printing one small object is mostly these lookups).
+struct SharedReprTypes {
+    generation: u64,
+    types: HashMap<i32, Arc<ReprType>>,
+}
+
+/// The printing facts of type `index`: shared ones of the current type
+/// table generation, else read now (and shared unless the table changed
+/// meanwhile).
+fn shared_repr_type(index: i32) -> Arc<ReprType> {
+    static SHARED: OnceLock<Mutex<SharedReprTypes>> = OnceLock::new();
+    let shared = SHARED.get_or_init(|| Mutex::new(SharedReprTypes { generation: 0, types: HashMap::new() }));
+    // Read before the registry, so facts read across a change are labelled
+    // with the older generation and not reused.
+    let generation = type_registry::generation();
+    {
+        let cache = shared.lock();
+        if cache.generation == generation {
+            if let Some(t) = cache.types.get(&index) {
+                return t.clone();
+            }
+        }
+    }
+    let t = Arc::new(ReprType::of(index));
+    let mut cache = shared.lock();
+    if cache.generation < generation {
+        cache.types.clear();
+        cache.generation = generation;
+    }
+    if cache.generation == generation {
+        cache.types.insert(index, t.clone());
+    }
+    t
 }
 
 /// TVM-FFI's `EscapedStringPy`.
@@ -362,8 +407,8 @@ impl Printer {
         Ok(Some(Open { obj, start, items, next: 0 }))
     }
 
-    fn type_of(&mut self, index: i32) -> Rc<ReprType> {
-        self.types.entry(index).or_insert_with(|| Rc::new(ReprType::of(index))).clone()
+    fn type_of(&mut self, index: i32) -> Arc<ReprType> {
+        self.types.entry(index).or_insert_with(|| shared_repr_type(index)).clone()
     }
 
     /// Record that `obj` was printed from `start` to the end of the
@@ -479,7 +524,7 @@ enum Items {
     List(Vec<Any>),
     Map(Vec<(Any, Any)>),
     /// A reflected object's printable fields (its type's).
-    Fields(Rc<ReprType>),
+    Fields(Arc<ReprType>),
 }
 
 /// A container or object whose opening is written and whose items from
