@@ -17,8 +17,12 @@
 //! plus `RTLD_DEEPBIND` on glibc Linux unless `TETHER_LOAD_DEEPBIND` is
 //! `0`/`false`/`no`/`off`, so that a library linked against
 //! `libtether_core` binds to this core even when another runtime exporting
-//! the `TVMFFI*` names is loaded globally (docs/architecture.md). The
-//! library is closed when the last module and function using it are gone.
+//! the `TVMFFI*` names is loaded globally (docs/architecture.md). A
+//! library the process has open already (Python's `load_module` opens it
+//! first, with the flags its caller chose) is taken as it is, so a second
+//! open never asks for other flags (a sanitizer runtime refuses
+//! `RTLD_DEEPBIND` outright). The library is closed when the last module
+//! and function using it are gone.
 //!
 //! SAFETY invariants of this module: a [`Library`]'s handle stays open until
 //! it is dropped; symbols named by the convention are safe-call functions,
@@ -92,8 +96,11 @@ impl Library {
             mode |= libc::RTLD_DEEPBIND;
         }
         let _ = deep_bind;
+        // SAFETY: a NUL-terminated path; RTLD_NOLOAD only returns (and
+        // counts a reference to) a library that is open already.
+        let open_already = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
         // SAFETY: a NUL-terminated path; dlerror is read right after.
-        let handle = unsafe { libc::dlopen(c_path.as_ptr(), mode) };
+        let handle = if open_already.is_null() { unsafe { libc::dlopen(c_path.as_ptr(), mode) } } else { open_already };
         if handle.is_null() {
             // SAFETY: dlerror returns NULL or a NUL-terminated message.
             let why = unsafe {
