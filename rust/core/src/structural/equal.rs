@@ -28,7 +28,6 @@
 
 use crate::abi::type_index as ti;
 use crate::values::any::{Any, AnyView};
-use crate::containers::map::MapPos;
 use crate::containers::{Array, Shape};
 use crate::tensor::Tensor;
 use crate::values::error::Error;
@@ -36,6 +35,8 @@ use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
 use super::access_path::{AccessPath, AccessStep};
+use super::leaf_equal::leaf_equal;
+use super::map_equal::{MapBinding, MapStep, MapTask};
 use super::active_path::{can_close_cycle, ActivePath, AddressMap};
 use super::type_plan::{PlanId, TypePlans};
 use super::{deep_stack, def_region, kind, Global, MapLike, SeqItems};
@@ -76,46 +77,6 @@ struct Equal {
     /// The pairs being compared, per side (cycle detection).
     lhs_path: ActivePath,
     rhs_path: ActivePath,
-}
-
-fn is_str(index: i32) -> bool {
-    matches!(index, ti::kTVMFFIStr | ti::kTVMFFISmallStr)
-}
-fn is_bytes(index: i32) -> bool {
-    matches!(index, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes)
-}
-
-/// Map keys whose positional match stands for a lookup: ints and strings
-/// (compared by value, bound to nothing).
-fn is_plain_key(key: &Any) -> bool {
-    matches!(key.type_index(), ti::kTVMFFIInt | ti::kTVMFFIStr | ti::kTVMFFISmallStr)
-}
-
-/// The result for a pair decided without descending: different types,
-/// PODs, strings and bytes (None for other objects of one type).
-#[inline]
-fn leaf_equal(lhs: &Any, rhs: &Any) -> Option<bool> {
-    let (li, ri) = (lhs.type_index(), rhs.type_index());
-    if li != ri {
-        if (is_str(li) && is_str(ri)) || (is_bytes(li) && is_bytes(ri)) {
-            return Some(lhs.view().str_bytes() == rhs.view().str_bytes());
-        }
-        return Some(false);
-    }
-    if !super::is_object_index(li) {
-        let (l, r) = (lhs.as_raw(), rhs.as_raw());
-        // SAFETY: POD payloads are 8 plain bytes.
-        unsafe {
-            if li == ti::kTVMFFIFloat && l.value.v_float64.is_nan() {
-                return Some(r.value.v_float64.is_nan());
-            }
-            return Some(l.small_str_len == r.small_str_len && l.value.v_int64 == r.value.v_int64);
-        }
-    }
-    if matches!(li, ti::kTVMFFIStr | ti::kTVMFFIBytes) {
-        return Some(lhs.view().str_bytes() == rhs.view().str_bytes());
-    }
-    None
 }
 
 impl Equal {
@@ -254,19 +215,7 @@ impl Equal {
                 if a.len() != b.len() && !self.trace {
                     Task::Decided(false)
                 } else {
-                    // A Map (immutable) is walked in place, a Dict (which
-                    // may change meanwhile) from a snapshot. Two Maps of
-                    // one size: the rhs is walked alongside, for the
-                    // positional match in `next_pair`.
-                    let walk = match &a {
-                        MapLike::Map(m) => Walk::InPlace(m.first()),
-                        MapLike::Dict(d) => Walk::Snapshot(d.items(), 0),
-                    };
-                    let b_pos = match (&a, &b) {
-                        (MapLike::Map(_), MapLike::Map(bm)) if a.len() == b.len() => Some(bm.first()),
-                        _ => None,
-                    };
-                    Task::Map(Box::new(MapTask { walk, b_pos, a, b, keys: None }))
+                    Task::Map(Box::new(MapTask::new(a, b)))
                 }
             }
             ti::kTVMFFITensor if lo.same_as(&ro) => Task::Decided(true),
@@ -358,85 +307,10 @@ impl Equal {
                 }
                 Ok(Next::Decided(false))
             }
-            Task::Map(m) => {
-                let MapTask { walk, b_pos, a, b, keys } = &mut **m;
-                loop {
-                    let (k, v) = match (&mut *walk, &*a) {
-                        (Walk::InPlace(pos), MapLike::Map(am)) => match am.pair_at(*pos) {
-                            Some((k, v, after)) => {
-                                *pos = after;
-                                (k, v)
-                            }
-                            None => break,
-                        },
-                        (Walk::Snapshot(items, next), _) => match items.get(*next) {
-                            Some((k, v)) => {
-                                *next += 1;
-                                (k, v)
-                            }
-                            None => break,
-                        },
-                        (Walk::InPlace(_), MapLike::Dict(_)) => unreachable!("a Dict is walked from a snapshot"),
-                    };
-                    // Maps built alike hold their keys in the same order: an
-                    // int or string key equal to the rhs key at the same
-                    // position is the one a lookup would find (keys are
-                    // unique, and such keys map through no binding), so its
-                    // value is taken without hashing the key.
-                    let mut positional = None;
-                    if let (Some(pos), MapLike::Map(bm)) = (b_pos.as_mut(), &*b) {
-                        match bm.pair_at(*pos) {
-                            Some((bk, bv, after)) => {
-                                *pos = after;
-                                if is_plain_key(k) && leaf_equal(k, bk) == Some(true) {
-                                    positional = Some(bv.clone());
-                                }
-                            }
-                            None => *b_pos = None,
-                        }
-                    }
-                    let (rk, rv) = match positional {
-                        Some(rv) => (k.clone(), rv),
-                        None => {
-                            let rk = self.map_through(k, true);
-                            let Some(rv) = b.get(&rk) else {
-                                if self.trace {
-                                    self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item_missing(rk))?;
-                                }
-                                return Ok(Next::Decided(false));
-                            };
-                            (rk, rv)
-                        }
-                    };
-                    // Leaf values are decided here, as for sequences.
-                    match leaf_equal(v, &rv) {
-                        Some(true) => {}
-                        Some(false) => {
-                            if self.trace {
-                                self.push_steps(AccessStep::map_item(k.clone()), AccessStep::map_item(rk))?;
-                            }
-                            return Ok(Next::Decided(false));
-                        }
-                        None => {
-                            *keys = Some((k.clone(), rk));
-                            return Ok(Next::Pair(v.clone(), rv));
-                        }
-                    }
-                }
-                if a.len() == b.len() {
-                    return Ok(Next::Decided(true));
-                }
-                for (k, _) in b.items().iter() {
-                    let lk = self.map_through(k, false);
-                    if a.get(&lk).is_none() {
-                        if self.trace {
-                            self.push_steps(AccessStep::map_item_missing(lk), AccessStep::map_item(k.clone()))?;
-                        }
-                        break;
-                    }
-                }
-                Ok(Next::Decided(false))
-            }
+            Task::Map(m) => Ok(match m.next(self)? {
+                MapStep::Pair(l, r) => Next::Pair(l, r),
+                MapStep::Decided(ok) => Next::Decided(ok),
+            }),
             Task::Fields { lhs, rhs, plan, next, field_region, .. } => {
                 // Leaf fields (PODs, strings, None) are decided here, as
                 // for sequences; a def region only matters to objects.
@@ -577,6 +451,18 @@ impl Equal {
     }
 }
 
+impl MapBinding for Equal {
+    fn map_through(&self, key: &Any, lhs_to_rhs: bool) -> Any {
+        Equal::map_through(self, key, lhs_to_rhs)
+    }
+    fn tracing(&self) -> bool {
+        self.trace
+    }
+    fn push_steps(&mut self, l: Result<AccessStep, Error>, r: Result<AccessStep, Error>) -> Result<(), Error> {
+        Equal::push_steps(self, l, r)
+    }
+}
+
 /// What starting a pair gave: its result, or a frame to work through.
 enum Started {
     Decided(bool),
@@ -607,25 +493,6 @@ enum Task {
         object_region: i32,
         field_region: Option<i32>,
     },
-}
-
-/// Comparing two maps; `keys` are the (lhs, mapped) keys of the values
-/// being compared.
-struct MapTask {
-    walk: Walk,
-    /// Where the rhs walk is when both sides are Maps of one size (else
-    /// None).
-    b_pos: Option<MapPos>,
-    a: MapLike,
-    b: MapLike,
-    keys: Option<(Any, Any)>,
-}
-
-/// How the lhs pairs are walked: a Map in place, a Dict from a snapshot
-/// with the index of the next pair.
-enum Walk {
-    InPlace(MapPos),
-    Snapshot(Vec<(Any, Any)>, usize),
 }
 
 struct Frame {

@@ -7,7 +7,8 @@
 //! attributes `__s_equal__` / `__s_hash__` when a type customises the walk.
 //!
 //! What the algorithms share lives in its own modules: the stable hash
-//! primitives ([`hash_primitives`]), reading reflected fields and kinds
+//! primitives ([`hash_primitives`]), the leaves equality decides in place
+//! (`leaf_equal`), comparing two maps (`map_equal`), reading reflected fields and kinds
 //! (`object_fields`) and item views of containers (`value_views`). This
 //! module is the map, and registers the structural types and globals.
 
@@ -23,6 +24,8 @@ pub mod hash_primitives;
 pub mod hook_callback;
 pub(crate) mod hook_identity;
 pub mod key;
+pub(crate) mod leaf_equal;
+pub(crate) mod map_equal;
 pub mod mutate;
 pub(crate) mod object_fields;
 pub mod recursive_compare;
