@@ -14,92 +14,10 @@ use crate::values::any::{Any, AnyView};
 use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::object::{header_placeholder, Object, ObjectPtr, ObjectRef};
-use crate::types::type_registry::type_key_of;
 
 use super::map::MapCursor;
+use super::typed_args::Sig;
 use super::{Array, Dict, List, Map, Shape};
-
-/// A typed signature, for TVM-FFI's argument error messages.
-struct Sig {
-    name: &'static str,
-    params: &'static [&'static str],
-    ret: &'static str,
-}
-
-impl Sig {
-    fn text(&self) -> String {
-        let params: Vec<String> = self.params.iter().enumerate().map(|(i, p)| format!("{i}: {p}")).collect();
-        format!("`{}({}) -> {}`", self.name, params.join(", "), self.ret)
-    }
-
-    fn check_count(&self, args: &[AnyView<'_>]) -> Result<(), Error> {
-        if args.len() != self.params.len() {
-            return Err(Error::type_error(format!(
-                "Mismatched number of arguments when calling: {}. Expected {} but got {} arguments",
-                self.text(),
-                self.params.len(),
-                args.len()
-            )));
-        }
-        Ok(())
-    }
-
-    fn mismatch(&self, args: &[AnyView<'_>], i: usize) -> Error {
-        Error::type_error(format!(
-            "Mismatched type on argument #{i} when calling: {}. Expected `{}` but got `{}`",
-            self.text(),
-            self.params[i],
-            type_key_of(args[i].type_index())
-        ))
-    }
-
-    /// Argument `i` as an object of exactly `index` (a `const XObj*` parameter).
-    fn object(&self, args: &[AnyView<'_>], i: usize, index: i32) -> Result<ObjectRef, Error> {
-        if args[i].type_index() != index {
-            return Err(self.mismatch(args, i));
-        }
-        args[i].get::<ObjectRef>()
-    }
-
-    fn int(&self, args: &[AnyView<'_>], i: usize) -> Result<i64, Error> {
-        match args[i].type_index() {
-            ti::kTVMFFIInt | ti::kTVMFFIBool => args[i].get::<i64>(),
-            _ => Err(self.mismatch(args, i)),
-        }
-    }
-
-    /// A `List<Any>` parameter: a List, or an Array copied into a new List.
-    fn list(&self, args: &[AnyView<'_>], i: usize) -> Result<List, Error> {
-        match args[i].type_index() {
-            ti::kTVMFFIList => List::from_object(args[i].get::<ObjectRef>()?),
-            ti::kTVMFFIArray => List::new(Array::from_object(args[i].get::<ObjectRef>()?)?.iter().cloned().collect()),
-            _ => Err(self.mismatch(args, i)),
-        }
-    }
-
-    /// A `Dict<Any, Any>` parameter: a Dict, or a Map copied into a new Dict.
-    fn dict(&self, args: &[AnyView<'_>], i: usize) -> Result<Dict, Error> {
-        match args[i].type_index() {
-            ti::kTVMFFIDict => Dict::from_object(args[i].get::<ObjectRef>()?),
-            ti::kTVMFFIMap => Dict::new(Map::from_object(args[i].get::<ObjectRef>()?)?.items()),
-            _ => Err(self.mismatch(args, i)),
-        }
-    }
-}
-
-type Body = fn(&Sig, &[AnyView<'_>]) -> Result<Any, Error>;
-
-/// A global with a typed signature: the count is checked before `body`.
-fn typed(sig: Sig, body: Body) -> (&'static str, Result<Function, Error>) {
-    let name = sig.name;
-    (
-        name,
-        Function::from_closure(move |args| {
-            sig.check_count(args)?;
-            body(&sig, args)
-        }),
-    )
-}
 
 /// A packed global (any number of arguments).
 fn packed<F>(name: &'static str, body: F) -> (&'static str, Result<Function, Error>)
@@ -156,7 +74,7 @@ fn cursor_function(o: ObjectRef) -> Result<Any, Error> {
 pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
     vec![
         packed("ffi.Array", |args| Ok(obj(Array::from_views(args)?.into_object()))),
-        typed(Sig { name: "ffi.ArrayGetItem", params: &["ffi.Array", "int"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.ArrayGetItem", params: &["ffi.Array", "int"], ret: "Any" }.into_global(|s, a| {
             let arr = Array::from_object(s.object(a, 0, ti::kTVMFFIArray)?)?;
             let i = s.int(a, 1)?;
             if i < 0 || i >= arr.len() as i64 {
@@ -164,10 +82,10 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
             }
             arr.get(i)
         }),
-        typed(Sig { name: "ffi.ArraySize", params: &["ffi.Array"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.ArraySize", params: &["ffi.Array"], ret: "int" }.into_global(|s, a| {
             Ok(Any::from(Array::from_object(s.object(a, 0, ti::kTVMFFIArray)?)?.len() as i64))
         }),
-        typed(Sig { name: "ffi.ArrayContains", params: &["ffi.Array", "Any"], ret: "bool" }, |s, a| {
+        Sig { name: "ffi.ArrayContains", params: &["ffi.Array", "Any"], ret: "bool" }.into_global(|s, a| {
             let arr = Array::from_object(s.object(a, 0, ti::kTVMFFIArray)?)?;
             let v = a[1].to_owned()?;
             // SAFETY: both values are alive while compared.
@@ -175,46 +93,45 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
             Ok(Any::from(found))
         }),
         packed("ffi.List", |args| Ok(obj(List::from_views(args)?.into_object()))),
-        typed(Sig { name: "ffi.ListGetItem", params: &["ffi.List", "int"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.ListGetItem", params: &["ffi.List", "int"], ret: "Any" }.into_global(|s, a| {
             List::from_object(s.object(a, 0, ti::kTVMFFIList)?)?.at(s.int(a, 1)?)
         }),
-        typed(Sig { name: "ffi.ListSetItem", params: &["List<Any>", "int", "Any"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListSetItem", params: &["List<Any>", "int", "Any"], ret: "void" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             l.set_at(s.int(a, 1)?, a[2].to_owned()?)?;
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListSize", params: &["ffi.List"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.ListSize", params: &["ffi.List"], ret: "int" }.into_global(|s, a| {
             Ok(Any::from(List::from_object(s.object(a, 0, ti::kTVMFFIList)?)?.len() as i64))
         }),
-        typed(Sig { name: "ffi.ListContains", params: &["ffi.List", "Any"], ret: "bool" }, |s, a| {
+        Sig { name: "ffi.ListContains", params: &["ffi.List", "Any"], ret: "bool" }.into_global(|s, a| {
             let l = List::from_object(s.object(a, 0, ti::kTVMFFIList)?)?;
             Ok(Any::from(l.contains(&a[1].to_owned()?)))
         }),
-        typed(Sig { name: "ffi.ListAppend", params: &["List<Any>", "Any"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListAppend", params: &["List<Any>", "Any"], ret: "void" }.into_global(|s, a| {
             s.list(a, 0)?.push(a[1].to_owned()?)?;
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListInsert", params: &["List<Any>", "int", "Any"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListInsert", params: &["List<Any>", "int", "Any"], ret: "void" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             l.insert_at(s.int(a, 1)?, a[2].to_owned()?)?;
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListPop", params: &["List<Any>", "int"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.ListPop", params: &["List<Any>", "int"], ret: "Any" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             l.pop_at(s.int(a, 1)?)
         }),
-        typed(Sig { name: "ffi.ListErase", params: &["List<Any>", "int"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListErase", params: &["List<Any>", "int"], ret: "void" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             drop(l.pop_at(s.int(a, 1)?)?);
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListEraseRange", params: &["List<Any>", "int", "int"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListEraseRange", params: &["List<Any>", "int", "int"], ret: "void" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             l.erase_range(s.int(a, 1)?, s.int(a, 2)?)?;
             Ok(Any::none())
         }),
-        typed(
-            Sig { name: "ffi.ListReplaceSlice", params: &["List<Any>", "int", "int", "List<Any>"], ret: "void" },
+        Sig { name: "ffi.ListReplaceSlice", params: &["List<Any>", "int", "int", "List<Any>"], ret: "void" }.into_global(
             |s, a| {
                 let l = s.list(a, 0)?;
                 let (start, stop) = (s.int(a, 1)?, s.int(a, 2)?);
@@ -224,70 +141,70 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
                 Ok(Any::none())
             },
         ),
-        typed(Sig { name: "ffi.ListReverse", params: &["List<Any>"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListReverse", params: &["List<Any>"], ret: "void" }.into_global(|s, a| {
             s.list(a, 0)?.reverse();
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListReserve", params: &["List<Any>", "int"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListReserve", params: &["List<Any>", "int"], ret: "void" }.into_global(|s, a| {
             let l = s.list(a, 0)?;
             l.reserve(s.int(a, 1)?)?;
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.ListClear", params: &["List<Any>"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.ListClear", params: &["List<Any>"], ret: "void" }.into_global(|s, a| {
             s.list(a, 0)?.clear();
             Ok(Any::none())
         }),
         packed("ffi.Map", |args| Ok(obj(Map::new(pairs(args)?)?.into_object()))),
-        typed(Sig { name: "ffi.MapSize", params: &["ffi.Map"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.MapSize", params: &["ffi.Map"], ret: "int" }.into_global(|s, a| {
             Ok(Any::from(Map::from_object(s.object(a, 0, ti::kTVMFFIMap)?)?.len() as i64))
         }),
-        typed(Sig { name: "ffi.MapGetItem", params: &["ffi.Map", "Any"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.MapGetItem", params: &["ffi.Map", "Any"], ret: "Any" }.into_global(|s, a| {
             let m = Map::from_object(s.object(a, 0, ti::kTVMFFIMap)?)?;
             m.get(&a[1].to_owned()?).ok_or_else(key_missing)
         }),
-        typed(Sig { name: "ffi.MapCount", params: &["ffi.Map", "Any"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.MapCount", params: &["ffi.Map", "Any"], ret: "int" }.into_global(|s, a| {
             let m = Map::from_object(s.object(a, 0, ti::kTVMFFIMap)?)?;
             Ok(Any::from(m.contains(&a[1].to_owned()?) as i64))
         }),
-        typed(Sig { name: "ffi.MapForwardIterFunctor", params: &["ffi.Map"], ret: "ffi.Function" }, |s, a| {
+        Sig { name: "ffi.MapForwardIterFunctor", params: &["ffi.Map"], ret: "ffi.Function" }.into_global(|s, a| {
             cursor_function(s.object(a, 0, ti::kTVMFFIMap)?)
         }),
-        typed(Sig { name: "ffi.MapGetItemOrMissing", params: &["ffi.Map", "Any"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.MapGetItemOrMissing", params: &["ffi.Map", "Any"], ret: "Any" }.into_global(|s, a| {
             let m = Map::from_object(s.object(a, 0, ti::kTVMFFIMap)?)?;
             m.get(&a[1].to_owned()?).map_or_else(|| Ok(obj(missing_object()?)), Ok)
         }),
         packed("ffi.Dict", |args| Ok(obj(Dict::new(pairs(args)?)?.into_object()))),
-        typed(Sig { name: "ffi.DictSize", params: &["ffi.Dict"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.DictSize", params: &["ffi.Dict"], ret: "int" }.into_global(|s, a| {
             Ok(Any::from(Dict::from_object(s.object(a, 0, ti::kTVMFFIDict)?)?.len() as i64))
         }),
-        typed(Sig { name: "ffi.DictGetItem", params: &["ffi.Dict", "Any"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.DictGetItem", params: &["ffi.Dict", "Any"], ret: "Any" }.into_global(|s, a| {
             let d = Dict::from_object(s.object(a, 0, ti::kTVMFFIDict)?)?;
             d.get(&a[1].to_owned()?).ok_or_else(key_missing)
         }),
-        typed(Sig { name: "ffi.DictSetItem", params: &["Dict<Any, Any>", "Any", "Any"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.DictSetItem", params: &["Dict<Any, Any>", "Any", "Any"], ret: "void" }.into_global(|s, a| {
             s.dict(a, 0)?.set(a[1].to_owned()?, a[2].to_owned()?)?;
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.DictCount", params: &["ffi.Dict", "Any"], ret: "int" }, |s, a| {
+        Sig { name: "ffi.DictCount", params: &["ffi.Dict", "Any"], ret: "int" }.into_global(|s, a| {
             let d = Dict::from_object(s.object(a, 0, ti::kTVMFFIDict)?)?;
             Ok(Any::from(d.contains(&a[1].to_owned()?) as i64))
         }),
-        typed(Sig { name: "ffi.DictErase", params: &["Dict<Any, Any>", "Any"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.DictErase", params: &["Dict<Any, Any>", "Any"], ret: "void" }.into_global(|s, a| {
             s.dict(a, 0)?.erase(&a[1].to_owned()?);
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.DictClear", params: &["Dict<Any, Any>"], ret: "void" }, |s, a| {
+        Sig { name: "ffi.DictClear", params: &["Dict<Any, Any>"], ret: "void" }.into_global(|s, a| {
             s.dict(a, 0)?.clear();
             Ok(Any::none())
         }),
-        typed(Sig { name: "ffi.DictForwardIterFunctor", params: &["ffi.Dict"], ret: "ffi.Function" }, |s, a| {
+        Sig { name: "ffi.DictForwardIterFunctor", params: &["ffi.Dict"], ret: "ffi.Function" }.into_global(|s, a| {
             cursor_function(s.object(a, 0, ti::kTVMFFIDict)?)
         }),
-        typed(Sig { name: "ffi.DictGetItemOrMissing", params: &["ffi.Dict", "Any"], ret: "Any" }, |s, a| {
+        Sig { name: "ffi.DictGetItemOrMissing", params: &["ffi.Dict", "Any"], ret: "Any" }.into_global(|s, a| {
             let d = Dict::from_object(s.object(a, 0, ti::kTVMFFIDict)?)?;
             d.get(&a[1].to_owned()?).map_or_else(|| Ok(obj(missing_object()?)), Ok)
         }),
-        typed(Sig { name: "ffi.GetInvalidObject", params: &[], ret: "ffi.Object" }, |_, _| Ok(obj(missing_object()?))),
+        Sig { name: "ffi.GetInvalidObject", params: &[], ret: "ffi.Object" }.into_global(|_, _| Ok(obj(missing_object()?))),
         packed("ffi.Shape", |args| {
             let dims = args
                 .iter()
@@ -298,11 +215,11 @@ pub(crate) fn builtins() -> Vec<(&'static str, Result<Function, Error>)> {
                 .collect::<Result<Vec<_>, _>>()?;
             Ok(obj(Shape::new(&dims)?.into_object()))
         }),
-        typed(Sig { name: "ffi.String", params: &["str"], ret: "str" }, |s, a| match a[0].type_index() {
+        Sig { name: "ffi.String", params: &["str"], ret: "str" }.into_global(|s, a| match a[0].type_index() {
             ti::kTVMFFIStr | ti::kTVMFFISmallStr | ti::kTVMFFIRawStr => a[0].to_owned(),
             _ => Err(s.mismatch(a, 0)),
         }),
-        typed(Sig { name: "ffi.Bytes", params: &["bytes"], ret: "bytes" }, |s, a| match a[0].type_index() {
+        Sig { name: "ffi.Bytes", params: &["bytes"], ret: "bytes" }.into_global(|s, a| match a[0].type_index() {
             ti::kTVMFFIBytes | ti::kTVMFFISmallBytes | ti::kTVMFFIByteArrayPtr => a[0].to_owned(),
             _ => Err(s.mismatch(a, 0)),
         }),

@@ -1,13 +1,14 @@
-//! Argument checking for the structural traversal globals, with TVM-FFI's
-//! messages: a global has a typed signature (`ffi.StructuralWalk(0: AnyView,
-//! 1: Array<Tuple<int, ffi.Function>>, ...) -> ...`), a wrong argument count
+//! Argument checking for typed globals (the container globals, the
+//! structural traversals, ...), with TVM-FFI's messages: a global has a
+//! typed signature (`ffi.StructuralWalk(0: AnyView, 1: Array<Tuple<int,
+//! ffi.Function>>, ...) -> ...`), a wrong argument count
 //! or type raises TypeError naming it, and a malformed callback table names
 //! the first offending element the way TVM-FFI's typed conversion does
 //! (`Array[index 0: Array[index 1: int]]`).
 
 use crate::abi::type_index as ti;
 use crate::values::any::{Any, AnyView};
-use crate::containers::Array;
+use crate::containers::{Array, Dict, List, Map};
 use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::object::ObjectRef;
@@ -103,6 +104,24 @@ impl Sig {
     pub fn int(&self, args: &[AnyView<'_>], i: usize) -> Result<i64, Error> {
         match args[i].type_index() {
             ti::kTVMFFIInt | ti::kTVMFFIBool => args[i].get::<i64>(),
+            _ => Err(self.mismatch(args, i)),
+        }
+    }
+
+    /// A `List<Any>` parameter: a List, or an Array copied into a new List.
+    pub fn list(&self, args: &[AnyView<'_>], i: usize) -> Result<List, Error> {
+        match args[i].type_index() {
+            ti::kTVMFFIList => List::from_object(args[i].get::<ObjectRef>()?),
+            ti::kTVMFFIArray => List::new(Array::from_object(args[i].get::<ObjectRef>()?)?.iter().cloned().collect()),
+            _ => Err(self.mismatch(args, i)),
+        }
+    }
+
+    /// A `Dict<Any, Any>` parameter: a Dict, or a Map copied into a new Dict.
+    pub fn dict(&self, args: &[AnyView<'_>], i: usize) -> Result<Dict, Error> {
+        match args[i].type_index() {
+            ti::kTVMFFIDict => Dict::from_object(args[i].get::<ObjectRef>()?),
+            ti::kTVMFFIMap => Dict::new(Map::from_object(args[i].get::<ObjectRef>()?)?.items()),
             _ => Err(self.mismatch(args, i)),
         }
     }
