@@ -75,8 +75,7 @@ TVM_FFI_WORKS = textwrap.dedent('''
 
 
 # Each scenario runs without TETHER_LOAD_DEEPBIND, so the library is opened
-# as tether opens it by default: with RTLD_DEEPBIND (by the core's loader
-# too, even after load_module(deep_bind=False)).
+# as tether opens it by default: with RTLD_DEEPBIND.
 scenario = pytest.mark.skipif(
     os.environ.get("TETHER_UNDER_ASAN") == "1",
     reason="the scenario loads with tether's default RTLD_DEEPBIND, which the ASan runtime refuses to dlopen "

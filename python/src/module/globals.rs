@@ -20,15 +20,21 @@ use crate::convert::python_hooks;
 use crate::convert::wrapper_access::{handle_of, type_name, wrapper};
 use crate::core_link::byte_array;
 
-/// Call a Function wrapper.
-#[pyfunction]
-#[pyo3(signature = (f, *args))]
-pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+/// The handle of a Function wrapper (a TypeError for anything else).
+fn function_handle(f: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
     let h = handle_of(wrapper(f)?)?;
     // SAFETY: live handle.
     if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
         return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
     }
+    Ok(h)
+}
+
+/// Call a Function wrapper.
+#[pyfunction]
+#[pyo3(signature = (f, *args))]
+pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+    let h = function_handle(f)?;
     // SAFETY: `f` is a live wrapper.
     native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
 }
@@ -40,11 +46,7 @@ pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTupl
 /// passed.
 #[pyfunction]
 pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'_, PyDict>) -> PyResult<PyObject> {
-    let h = handle_of(wrapper(f)?)?;
-    // SAFETY: live handle.
-    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
-        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
-    }
+    let h = function_handle(f)?;
     let mut items = Vec::with_capacity(mapping.len().saturating_mul(2));
     for (k, v) in mapping.iter() {
         items.push(k);
@@ -61,11 +63,7 @@ pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'
 /// conversion change the list), where `f(*items)` makes two.
 #[pyfunction]
 pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<PyObject> {
-    let h = handle_of(wrapper(f)?)?;
-    // SAFETY: live handle.
-    if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
-        return Err(PyTypeError::new_err(format!("{} object is not an ffi.Function", type_name(f))));
-    }
+    let h = function_handle(f)?;
     let tuple = match items.downcast::<PyTuple>() {
         Ok(t) => t.clone(),
         Err(_) => match items.downcast::<PyList>() {

@@ -17,9 +17,7 @@
 //! `...@0x..`, so shared and cyclic structure can be told apart.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
-
-use parking_lot::Mutex;
+use std::sync::Arc;
 
 use crate::abi::{field_flag, type_index as ti};
 use crate::values::any::{Any, AnyView};
@@ -29,6 +27,7 @@ use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::structural::active_path::AddressMap;
 use crate::structural::{deep_stack, hook_callback};
+use crate::types::type_facts_cache::TypeFactsCache;
 use crate::types::type_registry;
 
 use super::c_number_format::stream_default;
@@ -118,40 +117,15 @@ unsafe impl Send for ReprType {}
 // SAFETY: as above.
 unsafe impl Sync for ReprType {}
 
-/// Printing facts of earlier prints, for the type table generation they
-/// were read in (printing one small object is mostly these lookups).
-struct SharedReprTypes {
-    generation: u64,
-    types: HashMap<i32, Arc<ReprType>>,
-}
+/// Printing facts of earlier prints, by type index (printing one small
+/// object is mostly these lookups).
+static SHARED: TypeFactsCache<i32, ReprType> = TypeFactsCache::new();
 
-/// The printing facts of type `index`: shared ones of the current type
-/// table generation, else read now (and shared unless the table changed
-/// meanwhile).
 fn shared_repr_type(index: i32) -> Arc<ReprType> {
-    static SHARED: OnceLock<Mutex<SharedReprTypes>> = OnceLock::new();
-    let shared = SHARED.get_or_init(|| Mutex::new(SharedReprTypes { generation: 0, types: HashMap::new() }));
-    // Read before the registry, so facts read across a change are labelled
-    // with the older generation and not reused.
-    let generation = type_registry::generation();
-    {
-        let cache = shared.lock();
-        if cache.generation == generation {
-            if let Some(t) = cache.types.get(&index) {
-                return t.clone();
-            }
-        }
+    match SHARED.get_or_make(index, || Ok::<_, std::convert::Infallible>(ReprType::of(index))) {
+        Ok(t) => t,
+        Err(never) => match never {},
     }
-    let t = Arc::new(ReprType::of(index));
-    let mut cache = shared.lock();
-    if cache.generation < generation {
-        cache.types.clear();
-        cache.generation = generation;
-    }
-    if cache.generation == generation {
-        cache.types.insert(index, t.clone());
-    }
-    t
 }
 
 /// TVM-FFI's `EscapedStringPy`.

@@ -14,14 +14,13 @@
 //! (a common pattern) looks its types up once, not once per call.
 
 use std::collections::HashMap;
-use std::sync::{Arc, OnceLock};
-
-use parking_lot::Mutex;
+use std::sync::Arc;
 
 use crate::abi::{field_flag, TVMFFIFieldInfo};
 use crate::values::any::Any;
 use crate::values::error::Error;
 use crate::object::ObjectRef;
+use crate::types::type_facts_cache::TypeFactsCache;
 use crate::types::type_registry;
 
 /// The structural facts of one type.
@@ -53,43 +52,13 @@ pub(crate) struct TypePlans {
     last: Option<(i32, PlanId)>,
 }
 
-/// Plans of earlier runs, by (type index, hook attribute), for the type
-/// table generation they were made in.
-struct SharedPlans {
-    generation: u64,
-    plans: HashMap<(i32, &'static [u8]), Arc<TypePlan>>,
-}
+/// Plans of earlier runs, by (type index, hook attribute).
+static SHARED: TypeFactsCache<(i32, &'static [u8]), TypePlan> = TypeFactsCache::new();
 
-fn shared() -> &'static Mutex<SharedPlans> {
-    static SHARED: OnceLock<Mutex<SharedPlans>> = OnceLock::new();
-    SHARED.get_or_init(|| Mutex::new(SharedPlans { generation: 0, plans: HashMap::new() }))
-}
-
-/// The plan of `obj`'s type: a shared one made in the current generation,
-/// else made now (and shared unless the table changed meanwhile).
+/// The plan of `obj`'s type: a shared one of the current type table, else
+/// made now.
 fn shared_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<Arc<TypePlan>, Error> {
-    let key = (obj.type_index(), hook_attr);
-    // Read before the registry: a change that lands while the plan is made
-    // leaves it labelled with the older generation, so it is not reused.
-    let generation = type_registry::generation();
-    {
-        let cache = shared().lock();
-        if cache.generation == generation {
-            if let Some(plan) = cache.plans.get(&key) {
-                return Ok(plan.clone());
-            }
-        }
-    }
-    let plan = Arc::new(make_plan(obj, hook_attr)?);
-    let mut cache = shared().lock();
-    if cache.generation < generation {
-        cache.plans.clear();
-        cache.generation = generation;
-    }
-    if cache.generation == generation {
-        cache.plans.insert(key, plan.clone());
-    }
-    Ok(plan)
+    SHARED.get_or_make((obj.type_index(), hook_attr), || make_plan(obj, hook_attr))
 }
 
 fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Error> {
