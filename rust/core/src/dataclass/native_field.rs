@@ -413,30 +413,45 @@ unsafe extern "C" fn get_object(field: *mut c_void, out: *mut TVMFFIAny) -> c_in
 /// `addr` is the address of `field` inside a live object of its type.
 #[inline]
 pub(crate) unsafe fn read_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<Any> {
+    // SAFETY: per the caller; the peeked value is borrowed from the live
+    // field, and the clone takes a reference of its own.
+    let raw = unsafe { peek_without_getter(field, addr)? };
+    // SAFETY: `raw` is a valid owned-kind value (a field never holds a view
+    // kind); ManuallyDrop keeps the field's own reference untouched.
+    let held = std::mem::ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) });
+    Some((*held).clone())
+}
+
+/// The raw value of a field [`read_without_getter`] can read, borrowed:
+/// no reference is taken, so the value is valid only while the object
+/// holds it (a walk that runs no outside code meanwhile may use it).
+///
+/// # Safety
+/// `addr` is the address of `field` inside a live object of its type.
+#[inline(always)]
+pub(crate) unsafe fn peek_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<TVMFFIAny> {
     let g = field.getter? as *const ();
     // SAFETY: per the caller, `addr` holds the storage the getter reads.
     unsafe {
         if g == get_any as *const () {
-            // An Any field holds an owned value (never a view kind that
-            // `Any::from_view` would convert): a copy is a clone.
-            let held = std::mem::ManuallyDrop::new(Any::from_raw_owned((addr as *const TVMFFIAny).read_unaligned()));
-            return Some((*held).clone());
+            return Some((addr as *const TVMFFIAny).read_unaligned());
         }
         if g == get_object as *const () {
             let p = (addr as *const *mut TVMFFIObject).read_unaligned();
-            return Some(match NonNull::new(p) {
-                Some(p) => Any::from_object(ObjectRef::from_raw_borrowed(p)),
-                None => Any::none(),
-            });
+            if p.is_null() {
+                return Some(TVMFFIAny::NONE);
+            }
+            // The field's reference keeps the object (and its header) alive.
+            return Some(TVMFFIAny { type_index: (*p).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: p } });
         }
         if g == get_int as *const () {
-            return Some(Any::from((addr as *const i64).read_unaligned()));
+            return Some(Any::from((addr as *const i64).read_unaligned()).into_raw());
         }
         if g == get_float as *const () {
-            return Some(Any::from((addr as *const f64).read_unaligned()));
+            return Some(Any::from((addr as *const f64).read_unaligned()).into_raw());
         }
         if g == get_bool as *const () {
-            return Some(Any::from(addr.read() != 0));
+            return Some(Any::from(addr.read() != 0).into_raw());
         }
     }
     None

@@ -65,14 +65,33 @@ pub(crate) fn can_close_cycle(index: i32) -> bool {
 /// leave; a 10^6-deep chain still costs one probe per node.
 const LINEAR_MAX: usize = 32;
 
+/// Buckets of the presence filter (a power of two).
+const BUCKETS: usize = 64;
+
 /// The entered nodes, innermost last. Nodes are left in the reverse order
 /// of entering (the walks are depth-first), which keeps `entered` a stack.
-#[derive(Default)]
 pub(crate) struct ActivePath {
     entered: Vec<usize>,
     /// Address → position in `entered`, kept only while the path is
     /// deeper than [`LINEAR_MAX`] (else empty).
     index: AddressMap<usize>,
+    /// How many entered addresses fall in each bucket: most nodes a walk
+    /// meets are not on its path, and an empty bucket says so without a
+    /// search (each enter and leave of a node was a scan of the path).
+    counts: [u32; BUCKETS],
+}
+
+impl Default for ActivePath {
+    fn default() -> ActivePath {
+        ActivePath { entered: Vec::new(), index: AddressMap::default(), counts: [0; BUCKETS] }
+    }
+}
+
+#[inline(always)]
+fn bucket(addr: usize) -> usize {
+    // Objects are at least 16-aligned; fold higher bits in so that nodes
+    // allocated a few blocks apart spread.
+    ((addr >> 4) ^ (addr >> 10)) & (BUCKETS - 1)
 }
 
 impl ActivePath {
@@ -81,7 +100,11 @@ impl ActivePath {
         self.entered.len()
     }
 
+    #[inline]
     fn position(&self, addr: usize) -> Option<usize> {
+        if self.counts[bucket(addr)] == 0 {
+            return None;
+        }
         if self.index.is_empty() {
             self.entered.iter().rposition(|&a| a == addr)
         } else {
@@ -104,9 +127,11 @@ impl ActivePath {
         d
     }
 
+    #[inline]
     fn push(&mut self, addr: usize) {
         let pos = self.entered.len();
         self.entered.push(addr);
+        self.counts[bucket(addr)] += 1;
         if !self.index.is_empty() {
             self.index.insert(addr, pos);
         } else if self.entered.len() > LINEAR_MAX {
@@ -116,6 +141,7 @@ impl ActivePath {
 
     /// Enter `addr` unless it is on the path already: None when it was
     /// entered now, else its back-reference distance (the path unchanged).
+    #[inline]
     pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
         if let Some(pos) = self.position(addr) {
             return Some(self.entered.len() - pos);
@@ -124,13 +150,27 @@ impl ActivePath {
         None
     }
 
+    #[inline(always)]
     pub(crate) fn leave(&mut self, addr: usize) {
+        if self.index.is_empty() && self.entered.last() == Some(&addr) {
+            // The common case: the innermost node of a shallow path.
+            self.entered.pop();
+            self.counts[bucket(addr)] -= 1;
+            return;
+        }
+        self.leave_other(addr);
+    }
+
+    #[inline(never)]
+    fn leave_other(&mut self, addr: usize) {
         if self.entered.last() == Some(&addr) {
             self.entered.pop();
+            self.counts[bucket(addr)] -= 1;
         } else if let Some(pos) = self.position(addr) {
             // Not the innermost (no walk does this today): drop it and
             // renumber what follows.
             self.entered.remove(pos);
+            self.counts[bucket(addr)] -= 1;
             if !self.index.is_empty() {
                 self.index.clear();
                 self.index.extend(self.entered.iter().enumerate().map(|(i, &a)| (a, i)));

@@ -30,6 +30,13 @@ pub fn guarded<R>(step: impl FnOnce() -> R) -> R {
     stacker::maybe_grow(RED_ZONE, SEGMENT, step)
 }
 
+/// Run `step` on the current stack if it has `room` bytes to spare, else
+/// on a new segment (for native recursion of a known, bounded depth).
+#[inline]
+pub fn guarded_with<R>(room: usize, step: impl FnOnce() -> R) -> R {
+    stacker::maybe_grow(room, SEGMENT, step)
+}
+
 /// Bytes of stack left on the current segment, when known (for tests and
 /// diagnostics).
 pub fn remaining() -> Option<usize> {

@@ -38,6 +38,7 @@ use super::access_path::{AccessPath, AccessStep};
 use super::leaf_equal::leaf_equal;
 use super::map_equal::{MapBinding, MapStep, MapTask};
 use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::equal_fast::Fast;
 use super::type_plan::{PlanId, TypePlans};
 use super::{deep_stack, def_region, kind, Global, MapLike, SeqItems};
 
@@ -62,21 +63,25 @@ pub fn first_mismatch(
     Ok(Some((l, r)))
 }
 
-struct Equal {
-    region: i32,
-    skip_tensor_content: bool,
-    trace: bool,
-    lhs_rev: Vec<AccessStep>,
-    rhs_rev: Vec<AccessStep>,
+pub(super) struct Equal {
+    pub(super) region: i32,
+    pub(super) skip_tensor_content: bool,
+    pub(super) trace: bool,
+    pub(super) lhs_rev: Vec<AccessStep>,
+    pub(super) rhs_rev: Vec<AccessStep>,
     /// Bound pairs keyed by object address; the entries keep both alive so
     /// addresses are not reused during the comparison.
-    lhs_to_rhs: AddressMap<(ObjectRef, ObjectRef)>,
-    rhs_to_lhs: AddressMap<(ObjectRef, ObjectRef)>,
+    pub(super) lhs_to_rhs: AddressMap<(ObjectRef, ObjectRef)>,
+    pub(super) rhs_to_lhs: AddressMap<(ObjectRef, ObjectRef)>,
     /// Kinds, hooks and fields by type, looked up once.
-    plans: TypePlans,
+    pub(super) plans: TypePlans,
     /// The pairs being compared, per side (cycle detection).
-    lhs_path: ActivePath,
-    rhs_path: ActivePath,
+    pub(super) lhs_path: ActivePath,
+    pub(super) rhs_path: ActivePath,
+    /// Frames the fast path handed over (innermost first) and the pair it
+    /// stopped at, when it stopped before a child pair it does not walk.
+    pub(super) handed_over: Vec<Frame>,
+    pub(super) handed_over_pair: Option<(Any, Any)>,
 }
 
 impl Equal {
@@ -92,6 +97,8 @@ impl Equal {
             plans: TypePlans::new(b"__s_equal__"),
             lhs_path: ActivePath::default(),
             rhs_path: ActivePath::default(),
+            handed_over: Vec::new(),
+            handed_over_pair: None,
         }
     }
 
@@ -120,14 +127,22 @@ impl Equal {
     }
 
     fn run(&mut self, lhs: &Any, rhs: &Any, stack: &mut Vec<Frame>) -> Result<bool, Error> {
-        let mut done = match self.start(lhs.clone(), rhs.clone())? {
-            Started::Decided(ok) => return Ok(ok),
-            Started::Open(frame) => {
-                stack.push(frame);
-                None
-            }
-        };
+        let mut pending = Some((lhs.clone(), rhs.clone()));
+        let mut done = None;
         loop {
+            if let Some((l, r)) = pending.take() {
+                match self.start(l, r)? {
+                    Started::Decided(ok) => done = Some(ok),
+                    Started::Open(frame) => stack.push(frame),
+                    Started::HandedOver => {
+                        // The fast path's open levels continue here; the
+                        // pair it stopped at (if any) starts next.
+                        stack.extend(self.handed_over.drain(..).rev());
+                        pending = self.handed_over_pair.take();
+                        continue;
+                    }
+                }
+            }
             let Some(top) = stack.last_mut() else {
                 return Ok(done.expect("the root's result"));
             };
@@ -139,10 +154,7 @@ impl Equal {
                 Some(ok) => Some(ok),
                 None => match self.next_pair(top)? {
                     Next::Pair(l, r) => {
-                        match self.start(l, r)? {
-                            Started::Decided(ok) => done = Some(ok),
-                            Started::Open(frame) => stack.push(frame),
-                        }
+                        pending = Some((l, r));
                         None
                     }
                     Next::Decided(ok) => Some(ok),
@@ -167,6 +179,13 @@ impl Equal {
         if li == ti::kTVMFFIBigInt {
             let words = |v: &Any| crate::structural::big_int_hooks::words_of(v.as_raw());
             return Ok(Started::Decided(words(&lhs)? == words(&rhs)?));
+        }
+        if !self.trace && super::equal_fast::enabled() {
+            match self.fast_pair(&lhs, &rhs, 0)? {
+                Fast::Equal(ok) => return Ok(Started::Decided(ok)),
+                Fast::HandedOver => return Ok(Started::HandedOver),
+                Fast::NotWalked => {}
+            }
         }
         let (Ok(lo), Ok(ro)) = (lhs.into_object(), rhs.into_object()) else {
             unreachable!("leaf_equal took every pair of one non-object type")
@@ -399,7 +418,7 @@ impl Equal {
         self.leave_cycle(frame.cycle);
     }
 
-    fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
+    pub(super) fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
         if let Some((la, ra)) = cycle {
             self.lhs_path.leave(la);
             self.rhs_path.leave(ra);
@@ -408,7 +427,7 @@ impl Equal {
 
     /// An object pair's result from its fields' result `ok` and its
     /// structural kind (binding DAG nodes and free variables).
-    fn finish_object(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, k: i32, ok: bool) -> bool {
+    pub(super) fn finish_object(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, k: i32, ok: bool) -> bool {
         if k != kind::FREE_VAR {
             if ok && k == kind::DAG_NODE {
                 self.bind(lhs, rhs);
@@ -463,10 +482,12 @@ impl MapBinding for Equal {
     }
 }
 
-/// What starting a pair gave: its result, or a frame to work through.
+/// What starting a pair gave: its result, a frame to work through, or
+/// the fast path's open levels (in `handed_over`) to continue.
 enum Started {
     Decided(bool),
     Open(Frame),
+    HandedOver,
 }
 
 /// What a frame asks for next.
@@ -476,7 +497,7 @@ enum Next {
 }
 
 /// The work left on one open pair.
-enum Task {
+pub(super) enum Task {
     Decided(bool),
     Sequence { a: SeqItems, b: SeqItems, next: usize },
     /// Boxed: a frame moves on every push and pop, and the map task is the
@@ -495,11 +516,11 @@ enum Task {
     },
 }
 
-struct Frame {
-    task: Task,
+pub(super) struct Frame {
+    pub(super) task: Task,
     /// The (lhs, rhs) addresses entered on the paths, when they can close
     /// a cycle.
-    cycle: Option<(usize, usize)>,
+    pub(super) cycle: Option<(usize, usize)>,
 }
 
 /// `callback(lhs, rhs, def_region_kind, field_name) -> bool` for hooks.

@@ -26,6 +26,7 @@ use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
 use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::hash_fast::FastHash;
 use super::type_plan::{PlanId, TypePlans};
 use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike, SeqItems};
 
@@ -34,25 +35,29 @@ pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bo
     Hasher::new(map_free_vars, skip_tensor_content).hash_any(value)
 }
 
-struct Hasher {
-    region: i32,
-    skip_tensor_content: bool,
-    free_var_counter: u64,
-    graph_node_counter: u64,
+pub(super) struct Hasher {
+    pub(super) region: i32,
+    pub(super) skip_tensor_content: bool,
+    pub(super) free_var_counter: u64,
+    pub(super) graph_node_counter: u64,
     /// Hashes of objects seen so far, keyed by address (the entry keeps the
     /// object alive so the address is not reused).
-    memo: AddressMap<(ObjectRef, u64)>,
+    pub(super) memo: AddressMap<(ObjectRef, u64)>,
     /// Kinds, key hashes, hooks and fields by type, looked up once.
-    plans: TypePlans,
+    pub(super) plans: TypePlans,
     /// The nodes being hashed (cycle detection).
-    path: ActivePath,
+    pub(super) path: ActivePath,
     /// The shallowest path depth a back-reference pointed to since the
     /// innermost entered node was entered (usize::MAX when none).
-    shallowest_reference: usize,
+    pub(super) shallowest_reference: usize,
+    /// Frames the fast path handed over (innermost first) and the child
+    /// it stopped at, when it stopped before a value it does not walk.
+    pub(super) handed_over: Vec<Frame>,
+    pub(super) handed_over_value: Option<Any>,
 }
 
 /// Seed of a back-reference's hash (the bytes of "backref").
-const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
+pub(super) const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
 
 /// Hash of a string or bytes content (heap and inline alike).
 fn content_hash(index: i32, bytes: &[u8]) -> u64 {
@@ -94,7 +99,7 @@ fn pod_hash(value: &Any) -> u64 {
 /// Always inlined, with ints (the common leaf of long sequences) hashed
 /// right here: as a call per element it cost as much as the combining.
 #[inline(always)]
-fn leaf_hash(value: &Any) -> Option<u64> {
+pub(super) fn leaf_hash(value: &Any) -> Option<u64> {
     let raw = value.as_raw();
     if raw.type_index == ti::kTVMFFIInt {
         // SAFETY: an int's payload is 8 plain bytes.
@@ -115,12 +120,14 @@ impl Hasher {
             plans: TypePlans::new(b"__s_hash__"),
             path: ActivePath::default(),
             shallowest_reference: usize::MAX,
+            handed_over: Vec::new(),
+            handed_over_value: None,
         }
     }
 
     /// Whether the node entered at `depth` was hashed without pointing
     /// above itself, so its hash means the same wherever it is met.
-    fn self_contained(&self, depth: usize) -> bool {
+    pub(super) fn self_contained(&self, depth: usize) -> bool {
         self.shallowest_reference >= depth
     }
 
@@ -142,14 +149,22 @@ impl Hasher {
     }
 
     fn run(&mut self, root: &Any, stack: &mut Vec<Frame>) -> Result<u64, Error> {
-        let mut done = match self.start(root.clone())? {
-            Started::Hashed(h) => return Ok(h),
-            Started::Open(frame) => {
-                stack.push(frame);
-                None
-            }
-        };
+        let mut pending = Some(root.clone());
+        let mut done = None;
         loop {
+            if let Some(value) = pending.take() {
+                match self.start(value)? {
+                    Started::Hashed(h) => done = Some(h),
+                    Started::Open(frame) => stack.push(frame),
+                    Started::HandedOver => {
+                        // The fast path's open levels continue here; the
+                        // value it stopped at (if any) starts next.
+                        stack.extend(self.handed_over.drain(..).rev());
+                        pending = self.handed_over_value.take();
+                        continue;
+                    }
+                }
+            }
             let Some(top) = stack.last_mut() else {
                 return Ok(done.expect("the root's hash"));
             };
@@ -157,10 +172,7 @@ impl Hasher {
                 self.accept(top, h);
             }
             match self.next_child(top)? {
-                Some(child) => match self.start(child)? {
-                    Started::Hashed(h) => done = Some(h),
-                    Started::Open(frame) => stack.push(frame),
-                },
+                Some(child) => pending = Some(child),
                 None => {
                     let frame = stack.pop().expect("the frame read above");
                     done = Some(self.finish(frame)?);
@@ -179,6 +191,13 @@ impl Hasher {
         let index = value.type_index();
         if index == ti::kTVMFFIBigInt {
             return Ok(Started::Hashed(big_int_hash(&value)?));
+        }
+        if super::equal_fast::enabled() {
+            match self.fast_value(&value, 0)? {
+                FastHash::Hashed(h) => return Ok(Started::Hashed(h)),
+                FastHash::HandedOver => return Ok(Started::HandedOver),
+                FastHash::NotWalked => {}
+            }
         }
         let Ok(obj) = value.into_object() else { unreachable!("leaf_hash took every non-object") };
         let cycle = if can_close_cycle(index) {
@@ -209,7 +228,7 @@ impl Hasher {
         }
     }
 
-    fn leave(&mut self, cycle: Option<(usize, usize)>) {
+    pub(super) fn leave(&mut self, cycle: Option<(usize, usize)>) {
         if let Some((addr, outer)) = cycle {
             self.path.leave(addr);
             self.shallowest_reference = self.shallowest_reference.min(outer);
@@ -390,7 +409,7 @@ impl Hasher {
 
     /// An object's hash from its fields' hash `fields` (its structural kind
     /// decides), memoised when it does not depend on where it was met.
-    fn finish_object(&mut self, obj: ObjectRef, k: i32, fields: u64) -> u64 {
+    pub(super) fn finish_object(&mut self, obj: ObjectRef, k: i32, fields: u64) -> u64 {
         let addr = obj.as_ptr() as usize;
         let mut h = if k != kind::FREE_VAR {
             fields
@@ -445,14 +464,16 @@ impl Hasher {
     }
 }
 
-/// What starting a value gave: its hash, or a frame to work through.
+/// What starting a value gave: its hash, a frame to work through, or the
+/// fast path's open levels (in `handed_over`) to continue.
 enum Started {
     Hashed(u64),
     Open(Frame),
+    HandedOver,
 }
 
 /// The work left on one open container or object.
-enum Task {
+pub(super) enum Task {
     /// Nothing to descend (a leaf, a memoised object, a hook's result).
     Hashed(u64),
     Sequence { items: SeqItems, next: usize, h: u64 },
@@ -471,11 +492,11 @@ enum Task {
     },
 }
 
-struct Frame {
-    task: Task,
+pub(super) struct Frame {
+    pub(super) task: Task,
     /// The address entered on the path and the shallowest back-reference
     /// seen outside this frame, when it can close a cycle.
-    cycle: Option<(usize, usize)>,
+    pub(super) cycle: Option<(usize, usize)>,
 }
 
 /// `callback(value, init_hash, def_region_kind) -> int` for hooks: the

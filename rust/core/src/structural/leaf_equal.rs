@@ -15,7 +15,7 @@ fn is_bytes(index: i32) -> bool {
 
 /// The result for a pair decided without descending: different types,
 /// PODs, strings and bytes (None for other objects of one type).
-#[inline]
+#[inline(always)]
 pub(crate) fn leaf_equal(lhs: &Any, rhs: &Any) -> Option<bool> {
     let (li, ri) = (lhs.type_index(), rhs.type_index());
     if li != ri {

@@ -85,6 +85,7 @@ impl TypePlans {
 
     /// The plan of `obj`'s type (an error for unregistered types and types
     /// without a structural kind).
+    #[inline(always)]
     pub(crate) fn of(&mut self, obj: &ObjectRef) -> Result<PlanId, Error> {
         let index = obj.type_index();
         if let Some((i, id)) = self.last {
@@ -92,6 +93,11 @@ impl TypePlans {
                 return Ok(id);
             }
         }
+        self.of_other(obj, index)
+    }
+
+    #[inline(never)]
+    fn of_other(&mut self, obj: &ObjectRef, index: i32) -> Result<PlanId, Error> {
         let id = match self.by_index.get(&index) {
             Some(&id) => id,
             None => {

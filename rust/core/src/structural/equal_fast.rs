@@ -1,0 +1,282 @@
+//! The fast path of structural equality: the same comparison as
+//! [`super::equal`]'s explicit-stack walk, run by native recursion over
+//! borrowed values for the shapes most values have (reflected objects
+//! without a hook, and Arrays), a bounded number of levels deep.
+//!
+//! The walk's frames cost what comparing a small object costs: a frame
+//! moved onto and off the stack, and a reference count taken and dropped
+//! on each child. Here a child is compared where it lies, in a native
+//! frame, and no count changes. The decisions are the walk's own, made in
+//! the same order (cycles closing on the paths, DAG and free-variable
+//! bindings, def regions), so the result, the bindings recorded and any
+//! error are those of the walk.
+//!
+//! Invariant (every `unsafe` block below relies on it): while the fast
+//! path runs, no code outside the core runs — no `__s_equal__` hook, no
+//! field getter other than the in-place reads, no Map task, no frontend —
+//! so every object reachable from the pair it started at (which its caller
+//! owns) stays alive and unchanged, and values read in place may be used
+//! without a reference of their own until it returns. Whatever would run
+//! such code, and whatever lies deeper than [`FAST_DEPTH`], is handed back
+//! to the walk: each open level becomes an ordinary frame holding its own
+//! references ("handed over"), and the walk continues from there.
+
+use std::mem::ManuallyDrop;
+
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject};
+use crate::containers::array::ArrayObj;
+use crate::object::ObjectRef;
+use crate::values::any::Any;
+use crate::values::error::Error;
+
+use super::active_path::can_close_cycle;
+use super::equal::{Equal, Frame, Task};
+use super::leaf_equal::leaf_equal;
+use super::{def_region, kind, SeqItems};
+
+/// Levels of native recursion before the walk's frames take over (so the
+/// native stack a comparison uses stays small and bounded).
+pub(super) const FAST_DEPTH: usize = 48;
+
+/// Native stack the fast path wants before it starts; with less it runs on
+/// a fresh segment ([`super::deep_stack`]).
+pub(super) const FAST_STACK: usize = 256 << 10;
+
+/// Whether the fast paths of equality and hashing run: always, unless the
+/// environment sets `TETHER_STRUCTURAL_FAST_PATH=0` at start-up (the walk
+/// alone then decides everything, which is how the tests check that both
+/// give the same answers).
+pub(super) fn enabled() -> bool {
+    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ENABLED.get_or_init(|| std::env::var_os("TETHER_STRUCTURAL_FAST_PATH").map_or(true, |v| v != "0"))
+}
+
+/// What the fast path made of a pair.
+pub(super) enum Fast {
+    /// Compared: the pair's result.
+    Equal(bool),
+    /// Not a pair it walks; nothing was changed.
+    NotWalked,
+    /// Started, then handed over: the open levels are in
+    /// `Equal::handed_over` (innermost first), and the child pair to start
+    /// next, if any, in `Equal::handed_over_pair`.
+    HandedOver,
+}
+
+/// A value read in place, used without a reference of its own.
+type Borrowed = ManuallyDrop<Any>;
+
+fn borrow(raw: TVMFFIAny) -> Borrowed {
+    // SAFETY: per the module invariant, the value stays alive while the
+    // fast path runs; ManuallyDrop never gives back the reference it did
+    // not take.
+    ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) })
+}
+
+fn borrow_object(p: *mut TVMFFIObject) -> ManuallyDrop<ObjectRef> {
+    let p = std::ptr::NonNull::new(p).expect("an object value holds an object");
+    // SAFETY: as for `borrow`.
+    ManuallyDrop::new(unsafe { ObjectRef::from_raw_owned(p) })
+}
+
+/// Objects the fast path walks by their reflected fields: every object
+/// type `Equal::open` hands to `open_object`.
+pub(super) fn walks_fields(index: i32) -> bool {
+    super::is_object_index(index)
+        && !matches!(
+            index,
+            ti::kTVMFFIStr
+                | ti::kTVMFFIBytes
+                | ti::kTVMFFIBigInt
+                | ti::kTVMFFIArray
+                | ti::kTVMFFIList
+                | ti::kTVMFFIMap
+                | ti::kTVMFFIDict
+                | ti::kTVMFFITensor
+                | ti::kTVMFFIShape
+        )
+}
+
+impl Equal {
+    /// Compare a pair `leaf_equal` left open (two objects of one type),
+    /// when it is one the fast path walks.
+    pub(super) fn fast_pair(&mut self, lhs: &Any, rhs: &Any, depth: usize) -> Result<Fast, Error> {
+        let index = lhs.type_index();
+        let array = index == ti::kTVMFFIArray;
+        if !array && !walks_fields(index) {
+            return Ok(Fast::NotWalked);
+        }
+        let (Some(lp), Some(rp)) = (lhs.object_ptr(), rhs.object_ptr()) else { return Ok(Fast::NotWalked) };
+        if depth == 0 {
+            return super::deep_stack::guarded_with(FAST_STACK, || self.fast_open(index, array, lp, rp, depth));
+        }
+        self.fast_open(index, array, lp, rp, depth)
+    }
+
+    fn fast_open(&mut self, index: i32, array: bool, lp: *mut TVMFFIObject, rp: *mut TVMFFIObject, depth: usize) -> Result<Fast, Error> {
+        // Cycles close exactly as in `start`.
+        let cycle = if can_close_cycle(index) {
+            let (la, ra) = (lp as usize, rp as usize);
+            match (self.lhs_path.enter_or_back_reference(la), self.rhs_path.enter_or_back_reference(ra)) {
+                (None, None) => Some((la, ra)),
+                (l, r) => {
+                    if l.is_none() {
+                        self.lhs_path.leave(la);
+                    }
+                    if r.is_none() {
+                        self.rhs_path.leave(ra);
+                    }
+                    return Ok(Fast::Equal(l == r));
+                }
+            }
+        } else {
+            None
+        };
+        if array {
+            return self.fast_array(lp, rp, depth, cycle);
+        }
+        self.fast_object(lp, rp, depth, cycle)
+    }
+
+    /// A child pair at `depth`: decided in place, compared recursively, or
+    /// (too deep, or not walked) handed back with its parent's levels.
+    fn fast_child(&mut self, l: &Any, r: &Any, depth: usize) -> Result<Fast, Error> {
+        if depth >= FAST_DEPTH {
+            return Ok(Fast::NotWalked);
+        }
+        self.fast_pair(l, r, depth)
+    }
+
+    fn fast_array(&mut self, lp: *mut TVMFFIObject, rp: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<Fast, Error> {
+        // SAFETY: both are live Arrays (their type index says so), kept
+        // alive and unchanged per the module invariant.
+        let (a, b) = unsafe { ((*(lp as *const ArrayObj)).as_slice(), (*(rp as *const ArrayObj)).as_slice()) };
+        let mut ok = a.len() == b.len();
+        let mut i = 0;
+        while ok && i < a.len() {
+            let (l, r) = (&a[i], &b[i]);
+            i += 1;
+            match leaf_equal(l, r) {
+                Some(same) => ok = same,
+                None => match self.fast_child(l, r, depth + 1) {
+                    Ok(Fast::Equal(same)) => ok = same,
+                    Ok(handed) => {
+                        if let Fast::NotWalked = handed {
+                            self.handed_over_pair = Some((l.clone(), r.clone()));
+                        }
+                        let (lo, ro) = (borrow_object(lp), borrow_object(rp));
+                        // The type index was checked: taking them as Arrays cannot fail.
+                        let items = |o: &ObjectRef| SeqItems::of(ti::kTVMFFIArray, o.clone()).expect("an Array's type index");
+                        let task = Task::Sequence { a: items(&lo), b: items(&ro), next: i };
+                        self.handed_over.push(Frame { task, cycle });
+                        return Ok(Fast::HandedOver);
+                    }
+                    Err(e) => {
+                        self.leave_cycle(cycle);
+                        return Err(e);
+                    }
+                },
+            }
+        }
+        self.leave_cycle(cycle);
+        Ok(Fast::Equal(ok))
+    }
+
+    /// Two objects of one reflected type: `open_object`, the field loop of
+    /// `next_pair` and `finish`, in one native frame.
+    fn fast_object(&mut self, lp: *mut TVMFFIObject, rp: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<Fast, Error> {
+        let (lo, ro) = (borrow_object(lp), borrow_object(rp));
+        let plan_id = match self.plans.of(&lo) {
+            Ok(id) => id,
+            Err(e) => {
+                self.leave_cycle(cycle);
+                return Err(e);
+            }
+        };
+        let plan = self.plans.get(plan_id);
+        let k = plan.kind;
+        let fields: *const [&'static TVMFFIFieldInfo] = plan.fields.as_slice();
+        // SAFETY: a run's plans are only ever added to (`TypePlans` keeps
+        // each one, behind its Arc, until the run ends), so the slice stays
+        // where it is while the loop below calls back into `self`.
+        let fields = unsafe { &*fields };
+        if plan.hook.is_some() {
+            self.leave_cycle(cycle);
+            return Ok(Fast::NotWalked);
+        }
+        let decided = if k == kind::UNIQUE_INSTANCE {
+            Some(lo.same_as(&ro))
+        } else if k == kind::CONST_TREE_NODE && lo.same_as(&ro) {
+            Some(true)
+        } else if k == kind::DAG_NODE || k == kind::FREE_VAR {
+            match self.lhs_to_rhs.get(&(lp as usize)) {
+                Some((_, bound)) => Some(bound.same_as(&ro)),
+                None if self.rhs_to_lhs.contains_key(&(rp as usize)) => Some(false),
+                None => None,
+            }
+        } else {
+            None
+        };
+        if let Some(ok) = decided {
+            self.leave_cycle(cycle);
+            return Ok(Fast::Equal(ok));
+        }
+        let object_region = self.region;
+        if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
+            self.region = def_region::NONE;
+        }
+        let mut ok = true;
+        let mut next = 0;
+        while let Some(&field) = fields.get(next) {
+            next += 1;
+            // SAFETY: the field belongs to the objects' type, and both are
+            // live per the module invariant.
+            let peeked = unsafe { (super::peek_field_in_place(lp, field), super::peek_field_in_place(rp, field)) };
+            let (Some(l), Some(r)) = peeked else {
+                // A getter is outside code: the walk calls it, from this
+                // field on.
+                let task = Task::Fields { lhs: (*lo).clone(), rhs: (*ro).clone(), kind: k, plan: plan_id, next: next - 1, object_region, field_region: None };
+                self.handed_over.push(Frame { task, cycle });
+                return Ok(Fast::HandedOver);
+            };
+            let (l, r) = (borrow(l), borrow(r));
+            match leaf_equal(&l, &r) {
+                Some(true) => continue,
+                Some(false) => {
+                    ok = false;
+                    break;
+                }
+                None => {}
+            }
+            let field_region = super::region_for_field(field.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
+            match self.fast_child(&l, &r, depth + 1) {
+                Ok(Fast::Equal(same)) => {
+                    if let Some(saved) = field_region {
+                        self.region = saved;
+                    }
+                    if !same {
+                        ok = false;
+                        break;
+                    }
+                }
+                Ok(handed) => {
+                    if let Fast::NotWalked = handed {
+                        self.handed_over_pair = Some(((*l).clone(), (*r).clone()));
+                    }
+                    let task = Task::Fields { lhs: (*lo).clone(), rhs: (*ro).clone(), kind: k, plan: plan_id, next, object_region, field_region };
+                    self.handed_over.push(Frame { task, cycle });
+                    return Ok(Fast::HandedOver);
+                }
+                Err(e) => {
+                    self.region = object_region;
+                    self.leave_cycle(cycle);
+                    return Err(e);
+                }
+            }
+        }
+        self.region = object_region;
+        let ok = self.finish_object(&lo, &ro, k, ok);
+        self.leave_cycle(cycle);
+        Ok(Fast::Equal(ok))
+    }
+}

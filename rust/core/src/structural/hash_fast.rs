@@ -1,0 +1,223 @@
+//! The fast path of structural hashing: the same hash as [`super::hash`]'s
+//! explicit-stack walk, computed by native recursion over borrowed values
+//! for reflected objects without a hook and for Arrays, a bounded number of
+//! levels deep (see [`super::equal_fast`] for the same scheme applied to
+//! equality).
+//!
+//! Besides the walk's frame per object and the reference counts on each
+//! child, what it saves is the memo: the walk records every object's hash
+//! by address (a table insert and a reference per node), so a node met
+//! again is not hashed again. An object whose only reference is the one
+//! the walk came through (strong count 1; a memo entry would hold a
+//! second) can be met only there, so a tree or constant-tree node in that
+//! state is hashed without a memo entry. What its entry could have served
+//! does not arise: its parent is met once, or memoised; it cannot be a Map
+//! key met later (the map would hold a second reference); and a node that
+//! is hashed again under a parent left out of the memo for a cycle hashes
+//! the same (every DAG node and free variable below it is memoised).
+//! Other objects go through the memo as in the walk.
+//!
+//! Invariant (every `unsafe` block below relies on it): while the fast
+//! path runs, no code outside the core runs — no `__s_hash__` hook, no
+//! field getter other than the in-place reads, no frontend — so every
+//! object reachable from the value it started at (which its caller owns)
+//! stays alive and unchanged, and values read in place may be used
+//! without a reference of their own until it returns. Whatever would run
+//! such code, and whatever lies deeper than [`FAST_DEPTH`], is handed back
+//! to the walk as ordinary frames holding their own references.
+
+use std::mem::ManuallyDrop;
+
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject};
+use crate::containers::array::ArrayObj;
+use crate::object::{strong_count, ObjectRef};
+use crate::values::any::Any;
+use crate::values::error::Error;
+
+use super::active_path::can_close_cycle;
+use super::equal_fast::{walks_fields, FAST_DEPTH, FAST_STACK};
+use super::hash::{leaf_hash, Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::{def_region, hash_combine, kind, SeqItems};
+
+/// What the fast path made of a value.
+pub(super) enum FastHash {
+    Hashed(u64),
+    /// Not a value it walks; nothing was changed.
+    NotWalked,
+    /// Started, then handed over: the open levels are in
+    /// `Hasher::handed_over` (innermost first), and the child to start next,
+    /// if any, in `Hasher::handed_over_value`.
+    HandedOver,
+}
+
+fn borrow(raw: TVMFFIAny) -> ManuallyDrop<Any> {
+    // SAFETY: per the module invariant, the value stays alive while the
+    // fast path runs; ManuallyDrop never gives back the reference it did
+    // not take.
+    ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) })
+}
+
+fn borrow_object(p: *mut TVMFFIObject) -> ManuallyDrop<ObjectRef> {
+    let p = std::ptr::NonNull::new(p).expect("an object value holds an object");
+    // SAFETY: as for `borrow`.
+    ManuallyDrop::new(unsafe { ObjectRef::from_raw_owned(p) })
+}
+
+impl Hasher {
+    /// Hash a value `leaf_hash` left (an object), when it is one the fast
+    /// path walks.
+    pub(super) fn fast_value(&mut self, value: &Any, depth: usize) -> Result<FastHash, Error> {
+        let index = value.type_index();
+        let array = index == ti::kTVMFFIArray;
+        if !array && !walks_fields(index) {
+            return Ok(FastHash::NotWalked);
+        }
+        let Some(p) = value.object_ptr() else { return Ok(FastHash::NotWalked) };
+        if depth == 0 {
+            return super::deep_stack::guarded_with(FAST_STACK, || self.fast_open(index, array, p, depth));
+        }
+        self.fast_open(index, array, p, depth)
+    }
+
+    fn fast_open(&mut self, index: i32, array: bool, p: *mut TVMFFIObject, depth: usize) -> Result<FastHash, Error> {
+        // Cycles close exactly as in `start`.
+        let cycle = if can_close_cycle(index) {
+            let addr = p as usize;
+            if let Some(up) = self.path.enter_or_back_reference(addr) {
+                let target = self.path.depth() - up;
+                self.shallowest_reference = self.shallowest_reference.min(target);
+                return Ok(FastHash::Hashed(hash_combine(BACK_REFERENCE_SEED, up as u64)));
+            }
+            let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
+            Some((addr, outer))
+        } else {
+            None
+        };
+        if array {
+            return self.fast_array(p, depth, cycle);
+        }
+        self.fast_object(p, depth, cycle)
+    }
+
+    /// A child at `depth`: hashed recursively, or (too deep, or not
+    /// walked) handed back with its parent's levels.
+    fn fast_child(&mut self, v: &Any, depth: usize) -> Result<FastHash, Error> {
+        if depth >= FAST_DEPTH {
+            return Ok(FastHash::NotWalked);
+        }
+        self.fast_value(v, depth)
+    }
+
+    fn fast_array(&mut self, p: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<FastHash, Error> {
+        // SAFETY: a live Array (its type index says so), kept alive and
+        // unchanged per the module invariant.
+        let items = unsafe { (*(p as *const ArrayObj)).as_slice() };
+        let mut h = hash_combine(super::type_index_key_hash(ti::kTVMFFIArray), items.len() as u64);
+        for (i, item) in items.iter().enumerate() {
+            if let Some(lh) = leaf_hash(item) {
+                h = hash_combine(h, lh);
+                continue;
+            }
+            match self.fast_child(item, depth + 1) {
+                Ok(FastHash::Hashed(ch)) => h = hash_combine(h, ch),
+                Ok(handed) => {
+                    if let FastHash::NotWalked = handed {
+                        self.handed_over_value = Some(item.clone());
+                    }
+                    // The type index was checked: taking it as an Array cannot fail.
+                    let items = SeqItems::of(ti::kTVMFFIArray, (*borrow_object(p)).clone()).expect("an Array's type index");
+                    self.handed_over.push(Frame { task: Task::Sequence { items, next: i + 1, h }, cycle });
+                    return Ok(FastHash::HandedOver);
+                }
+                Err(e) => {
+                    self.leave(cycle);
+                    return Err(e);
+                }
+            }
+        }
+        self.leave(cycle);
+        Ok(FastHash::Hashed(h))
+    }
+
+    /// An object of a reflected type: `open_object`, the field loop of
+    /// `next_child` and `finish`, in one native frame.
+    fn fast_object(&mut self, p: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<FastHash, Error> {
+        let obj = borrow_object(p);
+        let plan_id = match self.plans.of(&obj) {
+            Ok(id) => id,
+            Err(e) => {
+                self.leave(cycle);
+                return Err(e);
+            }
+        };
+        let plan = self.plans.get(plan_id);
+        let (k, key_hash) = (plan.kind, plan.key_hash);
+        if plan.hook.is_some() {
+            self.leave(cycle);
+            return Ok(FastHash::NotWalked);
+        }
+        let fields: *const [&'static TVMFFIFieldInfo] = plan.fields.as_slice();
+        // SAFETY: a run's plans are only ever added to (`TypePlans` keeps
+        // each one, behind its Arc, until the run ends), so the slice stays
+        // where it is while the loop below calls back into `self`.
+        let fields = unsafe { &*fields };
+        // SAFETY: a live object, per the module invariant.
+        let unshared = matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 1;
+        if !unshared {
+            if let Some((_, h)) = self.memo.get(&(p as usize)) {
+                let h = *h;
+                self.leave(cycle);
+                return Ok(FastHash::Hashed(h));
+            }
+        }
+        let object_region = self.region;
+        if k == kind::FREE_VAR && self.region == def_region::SIMPLE {
+            self.region = def_region::NONE;
+        }
+        let mut h = key_hash;
+        let mut next = 0;
+        while let Some(&field) = fields.get(next) {
+            next += 1;
+            // SAFETY: the field belongs to the object's type, and the
+            // object is live per the module invariant.
+            let Some(raw) = (unsafe { super::peek_field_in_place(p, field) }) else {
+                // A getter is outside code: the walk calls it, from this
+                // field on.
+                let task = Task::Fields { obj: (*obj).clone(), kind: k, plan: plan_id, next: next - 1, h, object_region, field_region: None };
+                self.handed_over.push(Frame { task, cycle });
+                return Ok(FastHash::HandedOver);
+            };
+            let v = borrow(raw);
+            if let Some(lh) = leaf_hash(&v) {
+                h = hash_combine(h, lh);
+                continue;
+            }
+            let field_region = super::region_for_field(field.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
+            match self.fast_child(&v, depth + 1) {
+                Ok(FastHash::Hashed(ch)) => {
+                    if let Some(saved) = field_region {
+                        self.region = saved;
+                    }
+                    h = hash_combine(h, ch);
+                }
+                Ok(handed) => {
+                    if let FastHash::NotWalked = handed {
+                        self.handed_over_value = Some((*v).clone());
+                    }
+                    let task = Task::Fields { obj: (*obj).clone(), kind: k, plan: plan_id, next, h, object_region, field_region };
+                    self.handed_over.push(Frame { task, cycle });
+                    return Ok(FastHash::HandedOver);
+                }
+                Err(e) => {
+                    self.region = object_region;
+                    self.leave(cycle);
+                    return Err(e);
+                }
+            }
+        }
+        self.region = object_region;
+        let h = if unshared { h } else { self.finish_object((*obj).clone(), k, h) };
+        self.leave(cycle);
+        Ok(FastHash::Hashed(h))
+    }
+}
