@@ -422,6 +422,31 @@ pub(crate) unsafe fn read_without_getter(field: &TVMFFIFieldInfo, addr: *const u
     Some((*held).clone())
 }
 
+/// How a field [`read_without_getter`] can read is stored in place.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum InPlace {
+    Any,
+    Object,
+    Int,
+    Float,
+    Bool,
+}
+
+/// How `field` is read in place, or None when only its getter reads it
+/// (looked up once per type by walks over many objects).
+pub(crate) fn in_place_kind(field: &TVMFFIFieldInfo) -> Option<InPlace> {
+    let g = field.getter? as *const ();
+    [
+        (get_any as *const (), InPlace::Any),
+        (get_object as *const (), InPlace::Object),
+        (get_int as *const (), InPlace::Int),
+        (get_float as *const (), InPlace::Float),
+        (get_bool as *const (), InPlace::Bool),
+    ]
+    .into_iter()
+    .find_map(|(getter, kind)| (getter == g).then_some(kind))
+}
+
 /// The raw value of a field [`read_without_getter`] can read, borrowed:
 /// no reference is taken, so the value is valid only while the object
 /// holds it (a walk that runs no outside code meanwhile may use it).
@@ -430,31 +455,34 @@ pub(crate) unsafe fn read_without_getter(field: &TVMFFIFieldInfo, addr: *const u
 /// `addr` is the address of `field` inside a live object of its type.
 #[inline(always)]
 pub(crate) unsafe fn peek_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<TVMFFIAny> {
-    let g = field.getter? as *const ();
-    // SAFETY: per the caller, `addr` holds the storage the getter reads.
+    // SAFETY: per the caller.
+    in_place_kind(field).map(|kind| unsafe { peek_in_place(kind, addr) })
+}
+
+/// The raw value stored at `addr` as `kind` says, borrowed (see
+/// [`peek_without_getter`]).
+///
+/// # Safety
+/// `addr` is the address of a field stored as `kind` inside a live object.
+#[inline(always)]
+pub(crate) unsafe fn peek_in_place(kind: InPlace, addr: *const u8) -> TVMFFIAny {
+    // SAFETY: per the caller, `addr` holds the storage of `kind`.
     unsafe {
-        if g == get_any as *const () {
-            return Some((addr as *const TVMFFIAny).read_unaligned());
-        }
-        if g == get_object as *const () {
-            let p = (addr as *const *mut TVMFFIObject).read_unaligned();
-            if p.is_null() {
-                return Some(TVMFFIAny::NONE);
+        match kind {
+            InPlace::Any => (addr as *const TVMFFIAny).read_unaligned(),
+            InPlace::Object => {
+                let p = (addr as *const *mut TVMFFIObject).read_unaligned();
+                if p.is_null() {
+                    return TVMFFIAny::NONE;
+                }
+                // The field's reference keeps the object (and its header) alive.
+                TVMFFIAny { type_index: (*p).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: p } }
             }
-            // The field's reference keeps the object (and its header) alive.
-            return Some(TVMFFIAny { type_index: (*p).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: p } });
-        }
-        if g == get_int as *const () {
-            return Some(Any::from((addr as *const i64).read_unaligned()).into_raw());
-        }
-        if g == get_float as *const () {
-            return Some(Any::from((addr as *const f64).read_unaligned()).into_raw());
-        }
-        if g == get_bool as *const () {
-            return Some(Any::from(addr.read() != 0).into_raw());
+            InPlace::Int => Any::from((addr as *const i64).read_unaligned()).into_raw(),
+            InPlace::Float => Any::from((addr as *const f64).read_unaligned()).into_raw(),
+            InPlace::Bool => Any::from(addr.read() != 0).into_raw(),
         }
     }
-    None
 }
 
 #[cfg(test)]

@@ -23,13 +23,16 @@
 
 use std::mem::ManuallyDrop;
 
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::containers::array::ArrayObj;
 use crate::object::ObjectRef;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
+use crate::dataclass::native_field::peek_in_place;
+
 use super::active_path::can_close_cycle;
+use super::type_plan::FieldRead;
 use super::equal::{Equal, Frame, Task};
 use super::leaf_equal::leaf_equal;
 use super::{def_region, kind, SeqItems};
@@ -195,11 +198,11 @@ impl Equal {
         };
         let plan = self.plans.get(plan_id);
         let k = plan.kind;
-        let fields: *const [&'static TVMFFIFieldInfo] = plan.fields.as_slice();
+        let reads: *const [FieldRead] = plan.reads.as_slice();
         // SAFETY: a run's plans are only ever added to (`TypePlans` keeps
         // each one, behind its Arc, until the run ends), so the slice stays
         // where it is while the loop below calls back into `self`.
-        let fields = unsafe { &*fields };
+        let reads = unsafe { &*reads };
         if plan.hook.is_some() {
             self.leave_cycle(cycle);
             return Ok(Fast::NotWalked);
@@ -227,18 +230,18 @@ impl Equal {
         }
         let mut ok = true;
         let mut next = 0;
-        while let Some(&field) = fields.get(next) {
+        while let Some(&read) = reads.get(next) {
             next += 1;
-            // SAFETY: the field belongs to the objects' type, and both are
-            // live per the module invariant.
-            let peeked = unsafe { (super::peek_field_in_place(lp, field), super::peek_field_in_place(rp, field)) };
-            let (Some(l), Some(r)) = peeked else {
+            let Some(in_place) = read.in_place else {
                 // A getter is outside code: the walk calls it, from this
                 // field on.
                 let task = Task::Fields { lhs: (*lo).clone(), rhs: (*ro).clone(), kind: k, plan: plan_id, next: next - 1, object_region, field_region: None };
                 self.handed_over.push(Frame { task, cycle });
                 return Ok(Fast::HandedOver);
             };
+            // SAFETY: the field belongs to the objects' type, and both are
+            // live per the module invariant.
+            let (l, r) = unsafe { (peek_in_place(in_place, (lp as *const u8).add(read.offset)), peek_in_place(in_place, (rp as *const u8).add(read.offset))) };
             let (l, r) = (borrow(l), borrow(r));
             match leaf_equal(&l, &r) {
                 Some(true) => continue,
@@ -248,7 +251,7 @@ impl Equal {
                 }
                 None => {}
             }
-            let field_region = super::region_for_field(field.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
+            let field_region = super::region_for_field(read.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
             match self.fast_child(&l, &r, depth + 1) {
                 Ok(Fast::Equal(same)) => {
                     if let Some(saved) = field_region {

@@ -28,13 +28,16 @@
 
 use std::mem::ManuallyDrop;
 
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
 use crate::containers::array::ArrayObj;
 use crate::object::{strong_count, ObjectRef};
 use crate::values::any::Any;
 use crate::values::error::Error;
 
+use crate::dataclass::native_field::peek_in_place;
+
 use super::active_path::can_close_cycle;
+use super::type_plan::FieldRead;
 use super::equal_fast::{walks_fields, FAST_DEPTH, FAST_STACK};
 use super::hash::{leaf_hash, Frame, Hasher, Task, BACK_REFERENCE_SEED};
 use super::{def_region, hash_combine, kind, SeqItems};
@@ -156,11 +159,11 @@ impl Hasher {
             self.leave(cycle);
             return Ok(FastHash::NotWalked);
         }
-        let fields: *const [&'static TVMFFIFieldInfo] = plan.fields.as_slice();
+        let reads: *const [FieldRead] = plan.reads.as_slice();
         // SAFETY: a run's plans are only ever added to (`TypePlans` keeps
         // each one, behind its Arc, until the run ends), so the slice stays
         // where it is while the loop below calls back into `self`.
-        let fields = unsafe { &*fields };
+        let reads = unsafe { &*reads };
         // SAFETY: a live object, per the module invariant.
         let unshared = matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 1;
         if !unshared {
@@ -176,23 +179,23 @@ impl Hasher {
         }
         let mut h = key_hash;
         let mut next = 0;
-        while let Some(&field) = fields.get(next) {
+        while let Some(&read) = reads.get(next) {
             next += 1;
-            // SAFETY: the field belongs to the object's type, and the
-            // object is live per the module invariant.
-            let Some(raw) = (unsafe { super::peek_field_in_place(p, field) }) else {
+            let Some(in_place) = read.in_place else {
                 // A getter is outside code: the walk calls it, from this
                 // field on.
                 let task = Task::Fields { obj: (*obj).clone(), kind: k, plan: plan_id, next: next - 1, h, object_region, field_region: None };
                 self.handed_over.push(Frame { task, cycle });
                 return Ok(FastHash::HandedOver);
             };
-            let v = borrow(raw);
+            // SAFETY: the field belongs to the object's type, and the
+            // object is live per the module invariant.
+            let v = borrow(unsafe { peek_in_place(in_place, (p as *const u8).add(read.offset)) });
             if let Some(lh) = leaf_hash(&v) {
                 h = hash_combine(h, lh);
                 continue;
             }
-            let field_region = super::region_for_field(field.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
+            let field_region = super::region_for_field(read.flags, self.region).map(|region| std::mem::replace(&mut self.region, region));
             match self.fast_child(&v, depth + 1) {
                 Ok(FastHash::Hashed(ch)) => {
                     if let Some(saved) = field_region {

@@ -2,7 +2,7 @@
 //! its type's structural kind, its registered fields (by getter or in
 //! place), and the def region a field or hook opens.
 
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIFieldInfo, TVMFFIObject, TVMFFITypeInfo};
+use crate::abi::{type_index as ti, TVMFFIFieldInfo, TVMFFITypeInfo};
 use crate::reflection::structural_kind as kind;
 use crate::object::ObjectRef;
 use crate::types::byte_array::byte_slice;
@@ -70,19 +70,6 @@ pub(crate) fn read_field_in_place(obj: &ObjectRef, field: &TVMFFIFieldInfo) -> O
     let addr = unsafe { (obj.as_ptr() as *const u8).add(field.offset as usize) };
     // SAFETY: as above, the live object holds the field at `addr`.
     unsafe { crate::dataclass::native_field::read_without_getter(field, addr) }
-}
-
-/// A field read in place as [`read_field_in_place`] reads it, but
-/// borrowed: no reference is taken, so the value is valid only while the
-/// object holds it (the fast paths of the walks, which run no outside code
-/// while they hold such values).
-///
-/// # Safety
-/// `obj` is a live object of the type `field` belongs to.
-#[inline(always)]
-pub(crate) unsafe fn peek_field_in_place(obj: *mut TVMFFIObject, field: &TVMFFIFieldInfo) -> Option<TVMFFIAny> {
-    // SAFETY: per the caller, the field lies inside the live object.
-    unsafe { crate::dataclass::native_field::peek_without_getter(field, (obj as *const u8).add(field.offset as usize)) }
 }
 
 pub(crate) fn field_name(field: &TVMFFIFieldInfo) -> String {

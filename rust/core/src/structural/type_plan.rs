@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::abi::{field_flag, TVMFFIFieldInfo};
+use crate::dataclass::native_field::{in_place_kind, InPlace};
 use crate::values::any::Any;
 use crate::values::error::Error;
 use crate::object::ObjectRef;
@@ -32,6 +33,18 @@ pub(crate) struct TypePlan {
     pub(crate) hook: Option<Any>,
     /// Fields compared and hashed, in declaration order.
     pub(crate) fields: Vec<&'static TVMFFIFieldInfo>,
+    /// Where and how each of `fields` is read in place (None: through its
+    /// getter), for the walks' fast paths.
+    pub(crate) reads: Vec<FieldRead>,
+}
+
+/// A field's offset in its object and how it is stored there.
+#[derive(Clone, Copy)]
+pub(crate) struct FieldRead {
+    pub(crate) offset: usize,
+    pub(crate) in_place: Option<InPlace>,
+    /// The field's flags (its def region).
+    pub(crate) flags: i64,
 }
 
 // SAFETY: a plan's field records are the type table's, which are never
@@ -66,11 +79,12 @@ fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Erro
     let kind = super::structural_kind(info)?;
     let key_hash = super::type_key_hash(type_registry::type_key_of(info.type_index).as_bytes());
     let hook = crate::reflection::attr_columns::attr_value(info.type_index, hook_attr);
-    let fields = type_registry::all_fields(info.type_index)
+    let fields: Vec<&'static TVMFFIFieldInfo> = type_registry::all_fields(info.type_index)
         .into_iter()
         .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
         .collect();
-    Ok(TypePlan { kind, key_hash, hook, fields })
+    let reads = fields.iter().map(|f| FieldRead { offset: f.offset as usize, in_place: in_place_kind(f), flags: f.flags }).collect();
+    Ok(TypePlan { kind, key_hash, hook, fields, reads })
 }
 
 /// A plan's position in its [`TypePlans`].
