@@ -171,6 +171,11 @@ class _Sequence(Object):
         return _ffi.call(_builtin("ffi.DeepCopy"), self)
 
 
+# The C ABI's static type indices of the two sequence kinds.
+_ARRAY_INDEX = 71
+_LIST_INDEX = 75
+
+
 class Array(_Sequence):
     """An immutable FFI sequence; ``Array([1, 2, 3])``."""
 
@@ -179,7 +184,7 @@ class Array(_Sequence):
 
     def __new__(cls, items: Iterable = ()):
         if type(items) is list or type(items) is tuple:
-            return _ffi.call_seq(_builtin("ffi.Array"), items)
+            return _ffi.call_seq(_builtin("ffi.Array"), items, _ARRAY_INDEX)
         return _ffi.call(_builtin("ffi.Array"), *items)
 
 
@@ -200,7 +205,7 @@ class List(_Sequence):
 
     def __new__(cls, items: Iterable = ()):
         if type(items) is list or type(items) is tuple:
-            return _ffi.call_seq(_builtin("ffi.List"), items)
+            return _ffi.call_seq(_builtin("ffi.List"), items, _LIST_INDEX)
         return _ffi.call(_builtin("ffi.List"), *items)
 
     def __iter__(self):

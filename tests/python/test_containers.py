@@ -264,7 +264,49 @@ def test_array_and_list_from_lists_tuples_and_iterables_agree():
     big = list(range(100_000))
     assert list(tether.Array(big)) == big and list(tether.List(big)) == big
     with pytest.raises(TypeError, match="expected a list or tuple, got int"):
-        tether._ffi.call_seq(tether.get_global_func("ffi.Array"), 3)
+        tether._ffi.call_seq(tether.get_global_func("ffi.Array"), 3, 71)
+
+
+def test_array_of_a_list_holds_each_item_once_and_moves_last():
+    # Lists and tuples are converted item by item into owned values the
+    # core takes over: no reference is gained or lost on the way.
+    node = tether.Array([1])
+    handle_refs = lambda: tether.get_global_func("testing.object_use_count")(node)
+    before = handle_refs()
+    arr = tether.Array([node, node, "x" * 100])
+    assert handle_refs() == before + 2
+    del arr
+    assert handle_refs() == before
+    # A failed conversion releases what was converted before it.
+    class Refuses:
+        def __tvm_ffi_value__(self):
+            raise ValueError("no value here")
+
+    with pytest.raises(ValueError, match="no value here"):
+        tether.Array([node, 1, Refuses()])
+    assert handle_refs() == before
+    # An item made with `_move()` takes the call path, which moves it once
+    # every other item converted.
+    moved = tether.Array([2])
+    out = tether.Array([1, moved._move()])
+    assert list(out[1]) == [2]
+    with pytest.raises(ValueError, match="no handle"):
+        len(moved)
+
+
+def test_array_of_a_list_changed_while_converting_takes_what_it_read():
+    # A conversion that runs Python code may change the list; what was read
+    # is kept, nothing is read past the list's end, nothing leaks.
+    items = [1, 2]
+
+    class Shrinks:
+        def __tvm_ffi_value__(self):
+            items.clear()
+            return 7
+
+    items += [Shrinks(), 4, 5]
+    arr = tether.Array(items)
+    assert list(arr) == [1, 2, 7]
 
 
 def test_list_class_slices_reverse_and_contains():

@@ -524,6 +524,15 @@ TETHER_DLL int TVMFFIEnvModRegisterContextSymbol(const char* name, void* symbol)
 TETHER_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, const char* func_name,
                                              TVMFFIObjectHandle* out);
 
+/* ---- tether's own entries (not part of TVM-FFI's ABI) ------------------ */
+
+/* A new Array (type_index kTVMFFIArray) or List (kTVMFFIList) of the n owned
+ * values at items, in *out (a new reference). On success the container
+ * owns the values and the caller must not release them; on failure (a bad
+ * argument, a view kind such as a raw string among the values, memory)
+ * nothing was taken. For frontends converting a whole sequence at once. */
+TETHER_DLL int TetherFFISeqFromOwned(TVMFFIAny* items, int64_t n, int32_t type_index, TVMFFIObjectHandle* out);
+
 /* ---- arbitrary-precision integers (ffi.BigInt) ------------------------- */
 
 /* An integer from whole native-endian 64-bit words, least significant

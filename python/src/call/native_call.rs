@@ -236,9 +236,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
     if i32::try_from(args.len()).is_err() {
         return Err(PyValueError::new_err(format!("too many arguments for one call: {}", args.len())));
     }
-    let mut views = ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
-    views.views.reserve(args.len());
-    views.owned.reserve(args.len());
+    let mut views = ArgViews::for_args(args.len());
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
     for &p in args {
@@ -321,7 +319,32 @@ struct ArgViews {
     owned: StackVec<bool, 8>,
 }
 
+/// The heap buffers of the last long argument list on this thread, kept
+/// for the next one: a long list's views are written into memory already
+/// touched (fresh pages, faulted in on first write, cost more than the
+/// conversions), and the allocator is not left to trim and grow its heap
+/// around every bulk call (`Array(list)`).
+type Spill = (Vec<TVMFFIAny>, Vec<bool>);
+
+thread_local! {
+    static SPILL: std::cell::Cell<Option<Spill>> = const { std::cell::Cell::new(None) };
+}
+
+/// The largest spill kept per thread (in views: 2 MiB with the flags).
+const SPILL_KEEP: usize = 1 << 17;
+
 impl ArgViews {
+    /// Buffers for `n` arguments: inline ones for a few, else the thread's
+    /// kept spill (a call made while another runs on this thread, from a
+    /// callback, finds none and allocates its own).
+    fn for_args(n: usize) -> ArgViews {
+        let (v, o) = if n > 8 { SPILL.with(|s| s.take()).unwrap_or_default() } else { Default::default() };
+        let mut views = ArgViews { views: StackVec::with_spill(TVMFFIAny::NONE, v), owned: StackVec::with_spill(false, o) };
+        views.views.reserve(n);
+        views.owned.reserve(n);
+        views
+    }
+
     fn push(&mut self, v: TVMFFIAny, owned: bool) {
         self.views.push(v);
         self.owned.push(owned);
@@ -334,6 +357,11 @@ impl Drop for ArgViews {
             if owned {
                 drop(OwnedAny(*v));
             }
+        }
+        let spill = (self.views.take_spill(), self.owned.take_spill());
+        if spill.0.capacity() > 0 && spill.0.capacity() <= SPILL_KEEP {
+            // A thread being torn down keeps nothing.
+            let _ = SPILL.try_with(|s| s.set(Some(spill)));
         }
     }
 }

@@ -17,6 +17,21 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
         StackVec { inline: [fill; N], len: 0, spill: Vec::new() }
     }
 
+    /// An empty buffer whose heap part starts as `spill` (emptied, its
+    /// capacity kept): callers reuse one heap buffer across calls.
+    pub fn with_spill(fill: T, mut spill: Vec<T>) -> Self {
+        spill.clear();
+        StackVec { inline: [fill; N], len: 0, spill }
+    }
+
+    /// The heap part, emptied, for reuse; the buffer is left empty.
+    pub fn take_spill(&mut self) -> Vec<T> {
+        self.len = 0;
+        let mut spill = std::mem::take(&mut self.spill);
+        spill.clear();
+        spill
+    }
+
     /// Room for `n` values in all, so a long argument list spills once
     /// instead of growing by doubling.
     pub fn reserve(&mut self, n: usize) {

@@ -33,6 +33,7 @@ pub mod py_to_ffi;
 pub mod python_hooks;
 pub mod registry;
 pub mod rvalue_ref;
+pub mod sequence_build;
 pub mod shape_values;
 pub mod string_values;
 pub mod type_attrs;

@@ -17,6 +17,7 @@ use crate::convert::ffi_to_py;
 use crate::convert::owned_any::OwnedAny;
 use crate::convert::py_to_ffi;
 use crate::convert::python_hooks;
+use crate::convert::sequence_build;
 use crate::convert::wrapper_access::{handle_of, type_name, wrapper};
 use crate::core_link::byte_array;
 
@@ -57,12 +58,16 @@ pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'
     native_call::call_function_args(py, h, &args, unsafe { function_type::release_gil_of(f.as_ptr()) })
 }
 
-/// Call a Function wrapper with the items of a list or tuple as its
-/// arguments (`ffi.Array`/`ffi.List` of a sequence): one tuple at most is
-/// made (a list's snapshot, which also keeps the items alive should a
-/// conversion change the list), where `f(*items)` makes two.
+/// `Array(items)`/`List(items)` of a list or tuple (`type_index` says
+/// which): built in one crossing (`convert::sequence_build`), or, when an
+/// item is a move (`x._move()`), by calling `f` (`ffi.Array`/`ffi.List`)
+/// with the items as arguments, which moves them once every conversion
+/// succeeded.
 #[pyfunction]
-pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>, type_index: i32) -> PyResult<PyObject> {
+    if let Some(made) = sequence_build::build(py, items, type_index)? {
+        return Ok(made);
+    }
     let h = function_handle(f)?;
     let tuple = match items.downcast::<PyTuple>() {
         Ok(t) => t.clone(),

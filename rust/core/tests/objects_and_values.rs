@@ -209,3 +209,56 @@ fn list_reserve_refuses_counts_whose_size_overflows() {
     }
     reserve.call(&[list.clone(), Any::from(16i64)]).expect("a modest reserve works");
 }
+
+#[test]
+fn sequences_take_over_owned_buffers_and_refuse_bad_ones() {
+    use tether_core::abi::{TVMFFIAny, TVMFFIObjectHandle};
+    use tether_core::c_api::TetherFFISeqFromOwned;
+
+    let (obj, drops) = tracked();
+    let make = |kind: i32, items: &mut Vec<TVMFFIAny>| {
+        let mut out: TVMFFIObjectHandle = std::ptr::null_mut();
+        // SAFETY: `items` holds owned values; `out` is a valid slot.
+        let rc = unsafe { TetherFFISeqFromOwned(items.as_mut_ptr(), items.len() as i64, kind, &mut out) };
+        (rc, out)
+    };
+    for kind in [ti::kTVMFFIArray, ti::kTVMFFIList] {
+        let mut items = vec![Any::from(1i64).into_raw(), Any::from_object(obj.clone()).into_raw(), Any::string("a heap string here").unwrap().into_raw()];
+        let (rc, out) = make(kind, &mut items);
+        assert_eq!(rc, 0);
+        // The values moved: the buffer's copies are not released again.
+        std::mem::forget(items);
+        // SAFETY: a new reference to a live object.
+        let made = unsafe { ObjectRef::from_raw_owned(std::ptr::NonNull::new(out as *mut TVMFFIObject).unwrap()) };
+        assert_eq!(made.type_index(), kind);
+        assert_eq!(obj.use_count(), 2, "the container holds the one reference the buffer had");
+        let seq: Vec<Any> = if kind == ti::kTVMFFIArray { Array::from_object(made).unwrap().iter().cloned().collect() } else { List::from_object(made).unwrap().to_vec() };
+        assert_eq!(seq[0].get::<i64>().unwrap(), 1);
+        assert_eq!(seq[2].view().str_bytes(), Some(&b"a heap string here"[..]));
+        drop(seq);
+        assert_eq!(obj.use_count(), 1);
+    }
+    // Refused: nothing is taken, and the error names what was wrong.
+    let mut items = vec![Any::from_object(obj.clone()).into_raw()];
+    let bad_view = TVMFFIAny { type_index: ti::kTVMFFIRawStr, small_str_len: 0, value: tether_core::abi::TVMFFIAnyValue { v_c_str: c"x".as_ptr() } };
+    let mut with_view = vec![Any::from(2i64).into_raw(), bad_view];
+    for (rc_items, kind, what) in [
+        (&mut items, 3, "neither an Array"),
+        (&mut with_view, ti::kTVMFFIArray, "value 1 has type index 8"),
+    ] {
+        let (rc, _) = make(kind, rc_items);
+        assert_ne!(rc, 0);
+        let e = error::take_raised().expect("an error raised");
+        assert!(e.message().contains(what), "{}", e.message());
+    }
+    // SAFETY: NULL items for a nonzero count, and a negative count.
+    let null_items = unsafe { TetherFFISeqFromOwned(std::ptr::null_mut(), 2, ti::kTVMFFIArray, &mut std::ptr::null_mut()) };
+    let negative = unsafe { TetherFFISeqFromOwned(std::ptr::null_mut(), -1, ti::kTVMFFIList, &mut std::ptr::null_mut()) };
+    assert!(null_items != 0 && negative != 0);
+    assert!(error::take_raised().unwrap().message().contains("negative length"));
+    assert_eq!(obj.use_count(), 2, "the refused buffer still owns its reference");
+    // SAFETY: the refused buffer's value is still ours.
+    drop(unsafe { Any::from_raw_owned(items[0]) });
+    drop(obj);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}

@@ -1,6 +1,7 @@
 //! The core's function table: one `#[repr(C)]` struct holding a pointer to
-//! every exported `TVMFFI*` function, reached through the one uniquely named
-//! symbol `tether_core_api_table`.
+//! every exported `TVMFFI*` function (then tether's own C entries, such as
+//! `TetherFFISeqFromOwned`), reached through the one uniquely named symbol
+//! `tether_core_api_table`.
 //!
 //! Why a table: a process often already holds another library exporting the
 //! same `TVMFFI*` names (another TVM-FFI runtime loaded with `RTLD_GLOBAL`).
@@ -154,6 +155,13 @@ macro_rules! with_core_api {
             fn TVMFFIEnvModLookupFromImports(
                 library_ctx: TVMFFIObjectHandle,
                 func_name: *const c_char,
+                out: *mut TVMFFIObjectHandle,
+            ) -> c_int;
+            // tether's own entries (not TVM-FFI's ABI) follow.
+            fn TetherFFISeqFromOwned(
+                items: *mut TVMFFIAny,
+                n: i64,
+                type_index: i32,
                 out: *mut TVMFFIObjectHandle,
             ) -> c_int;
         }

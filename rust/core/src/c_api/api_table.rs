@@ -69,6 +69,7 @@ static TABLE: TetherCoreApiTable = TetherCoreApiTable {
     TVMFFIEnvModRegisterContextSymbol: c_api::TVMFFIEnvModRegisterContextSymbol,
     TVMFFIEnvModRegisterSystemLibSymbol: c_api::TVMFFIEnvModRegisterSystemLibSymbol,
     TVMFFIEnvModLookupFromImports: c_api::TVMFFIEnvModLookupFromImports,
+    TetherFFISeqFromOwned: c_api::TetherFFISeqFromOwned,
 };
 
 /// The core's function table: static, immutable, valid while the library

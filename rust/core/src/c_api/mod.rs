@@ -34,10 +34,12 @@ mod guard;
 mod dlpack;
 mod env;
 mod module;
+mod sequence;
 pub use big_int::*;
 pub use dlpack::*;
 pub use env::*;
 pub use module::*;
+pub use sequence::*;
 
 use checked_args::{bytes, cstr_lossy, handle, non_null, out_ptr, utf8};
 pub(crate) use guard::guard;

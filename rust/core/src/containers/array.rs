@@ -57,6 +57,12 @@ impl Array {
         Self::build(n, items.into_iter().map(Ok))
     }
 
+    /// An array of `n` values taken over from `items` (which yields at
+    /// least `n`); nothing is taken when allocating fails.
+    pub fn from_owned(n: usize, items: impl Iterator<Item = Any>) -> Result<Array, Error> {
+        Self::build(n, items.map(Ok))
+    }
+
     /// An array owning the values `views` show, written straight into the
     /// array's storage (no intermediate vector: `ffi.Array` of many
     /// arguments).
@@ -74,9 +80,10 @@ impl Array {
             header: header_placeholder(),
             cell: TVMFFISeqCell { data: std::ptr::null_mut(), size: 0, capacity: n as i64, data_deleter: None },
         };
-        // SAFETY: `size` counts the elements written so far, and Drop
-        // drops exactly `size` elements, so a failed build releases what
-        // it wrote; the array escapes only when full.
+        // SAFETY: `size` is set to the elements written before the array
+        // can be dropped, and Drop drops exactly `size` elements, so a
+        // failed build releases what it wrote; the array escapes only when
+        // full.
         let ptr = unsafe { ObjectPtr::new_with_tail(obj, tail, std::mem::align_of::<TVMFFIAny>())? };
         // SAFETY: sole owner; writing the elements into the tail, at most
         // `n` of them (its capacity).
@@ -84,9 +91,26 @@ impl Array {
             let cell = ptr.as_ptr();
             let data = (cell as *mut u8).add(std::mem::size_of::<ArrayObj>()) as *mut Any;
             (*cell).cell.data = data as *mut _;
-            for (i, item) in items.take(n).enumerate() {
-                std::ptr::write(data.add(i), item?);
-                (*cell).cell.size = i as i64 + 1;
+            // The count is stored once, after the loop (or at the first
+            // error): a store through the cell per element kept the loop
+            // from running at the speed of the copy.
+            let mut written = 0usize;
+            let mut failed = None;
+            for item in items.take(n) {
+                match item {
+                    Ok(v) => {
+                        std::ptr::write(data.add(written), v);
+                        written += 1;
+                    }
+                    Err(e) => {
+                        failed = Some(e);
+                        break;
+                    }
+                }
+            }
+            (*cell).cell.size = written as i64;
+            if let Some(e) = failed {
+                return Err(e);
             }
         }
         if ptr.as_slice().len() != n {

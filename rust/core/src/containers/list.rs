@@ -156,6 +156,33 @@ impl List {
         Ok(l)
     }
 
+    /// A list of `n` values taken over from `items` (which yields at least
+    /// `n`), its storage allocated once; nothing is taken when allocating
+    /// fails.
+    pub fn from_owned(n: usize, items: impl Iterator<Item = Any>) -> Result<List, Error> {
+        let l = List::new(Vec::new())?;
+        if n == 0 {
+            return Ok(l);
+        }
+        {
+            let _g = l.lock();
+            // SAFETY: lock held (and the list not yet shared); room for
+            // every element is made before any is taken.
+            unsafe {
+                l.0.reserve(n)?;
+                let cell = &mut *l.0.cell_mut();
+                let data = cell.data as *mut Any;
+                let mut written = 0usize;
+                for v in items.take(n) {
+                    std::ptr::write(data.add(written), v);
+                    written += 1;
+                }
+                cell.size = written as i64;
+            }
+        }
+        Ok(l)
+    }
+
     /// A list owning the values `views` show, its storage allocated once
     /// (`ffi.List` of many arguments).
     pub fn from_views(views: &[AnyView<'_>]) -> Result<List, Error> {
