@@ -263,3 +263,31 @@ def test_float_fields_take_ints_beyond_int64():
     assert f.x == -float(2**70)
     with pytest.raises(Exception, match="too large"):
         F(10**400)
+
+
+@pytest.mark.parametrize("value", ["x" * 600, "é" * 400, b"\x00b" * 300, "x" * 512, b"y" * 100_000])
+def test_long_strings_and_bytes_are_lent_not_copied(value):
+    # A str or bytes of 512 bytes and more crosses as an FFI object lending
+    # the Python object's own buffer: it keeps the Python object alive (one
+    # reference, whatever holds the FFI object), compares and hashes by
+    # content like any string, and comes back equal, as String/Bytes.
+    import sys
+
+    base = sys.getrefcount(value)
+    held = tether.Array([value, value])
+    assert sys.getrefcount(value) == base + 2
+    back = held[0]
+    assert back == value and type(back) is (Bytes if isinstance(value, bytes) else String)
+    copied = tether.convert(value[:-1] + value[-1:])  # equal content, another object
+    assert tether.structural_equal(held[1], copied) and tether.structural_hash(held[1]) == tether.structural_hash(copied)
+    assert tether.serialization.from_json_graph_str(tether.serialization.to_json_graph_str(held))[0] == value
+    del held, back, copied
+    gc.collect()
+    assert sys.getrefcount(value) == base, "released with the FFI objects"
+
+
+def test_lent_strings_outlive_the_name_they_came_from():
+    kept = tether.Map({"k": "v" * 1000, "b": b"w" * 2000})
+    gc.collect()
+    assert kept["k"] == "v" * 1000 and kept["b"] == b"w" * 2000
+    assert echo("z" * 700) == "z" * 700

@@ -23,6 +23,7 @@ pub mod dlpack;
 pub mod dtype_stream;
 pub mod error_bridge;
 pub mod error_cell;
+pub mod lent_strings;
 pub mod exception_to_ffi;
 pub mod ffi_to_py;
 pub mod nested;

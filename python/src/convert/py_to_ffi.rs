@@ -24,6 +24,7 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIByteArray, TVMFFIObject};
 use tether_sys::*;
 
+use crate::convert::lent_strings;
 use crate::convert::error_bridge::check;
 use crate::convert::exception_to_ffi::error_from_exception;
 use crate::convert::nested;
@@ -94,14 +95,23 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     // Exact str and bytes first: the commonest values in bulk conversions,
     // and no subclass hook (dtype, cached String/Bytes) can apply to them.
     // SAFETY: type checks on a live object.
+    // Long ones are lent, not copied (`lent_strings`).
     if unsafe { ffi::PyUnicode_CheckExact(obj.as_ptr()) } != 0 {
         // SAFETY: an exact str.
-        return new_string(py, unsafe { obj.downcast_unchecked::<PyString>() }.to_str()?.as_bytes(), false);
+        let text = unsafe { obj.downcast_unchecked::<PyString>() }.to_str()?.as_bytes();
+        if text.len() >= lent_strings::LEND_MIN {
+            return Ok(lent_strings::lend(obj, text, false));
+        }
+        return new_string(py, text, false);
     }
     // SAFETY: as above.
     if unsafe { ffi::PyBytes_CheckExact(obj.as_ptr()) } != 0 {
         // SAFETY: an exact bytes.
-        return new_string(py, unsafe { obj.downcast_unchecked::<PyBytes>() }.as_bytes(), true);
+        let content = unsafe { obj.downcast_unchecked::<PyBytes>() }.as_bytes();
+        if content.len() >= lent_strings::LEND_MIN {
+            return Ok(lent_strings::lend(obj, content, true));
+        }
+        return new_string(py, content, true);
     }
     // Every check below before the tensor one depends on the type alone,
     // so a type that converted as a tensor and has not changed since goes

@@ -142,10 +142,21 @@ pub unsafe fn string_object_to_py(h: *mut TVMFFIObject) -> *mut ffi::PyObject {
     unsafe {
         let is_str = (*h).type_index == ti::kTVMFFIStr;
         let cls = if is_str { &STRING_CLASS } else { &BYTES_CLASS }.load(Ordering::Acquire);
+        // A string lent by a Python object is rebuilt from that object.
+        let lender = crate::convert::lent_strings::lender_of(h);
         let value = if cls.is_null() {
-            plain_value(content_of(h), is_str)
+            match lender {
+                Some(owner) => {
+                    ffi::Py_INCREF(owner);
+                    owner
+                }
+                None => plain_value(content_of(h), is_str),
+            }
         } else if is_str {
-            new_str_subclass(cls, content_of(h))
+            match lender {
+                Some(owner) => str_subclass_of(cls, owner),
+                None => new_str_subclass(cls, content_of(h)),
+            }
         } else {
             new_bytes_subclass(cls, content_of(h))
         };
@@ -190,8 +201,20 @@ unsafe fn new_str_subclass(cls: *mut ffi::PyTypeObject, b: &[u8]) -> *mut ffi::P
         if text.is_null() {
             return text;
         }
-        let args = ffi::PyTuple_Pack(1, text);
+        let value = str_subclass_of(cls, text);
         ffi::Py_DECREF(text);
+        value
+    }
+}
+
+/// `str.__new__(cls, text)` for an exact `str` `text` (borrowed).
+///
+/// # Safety
+/// GIL held; `cls` a live subclass of `str`, `text` a live `str`.
+unsafe fn str_subclass_of(cls: *mut ffi::PyTypeObject, text: *mut ffi::PyObject) -> *mut ffi::PyObject {
+    // SAFETY: per the caller; the argument tuple is released once.
+    unsafe {
+        let args = ffi::PyTuple_Pack(1, text);
         if args.is_null() {
             return args;
         }
