@@ -37,9 +37,9 @@ use crate::object::ObjectRef;
 use super::access_path::{AccessPath, AccessStep};
 use super::leaf_equal::leaf_equal;
 use super::map_equal::{MapBinding, MapStep, MapTask};
-use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::active_path::can_close_cycle;
 use super::equal_fast::Fast;
-use super::type_plan::{PlanId, TypePlans};
+use super::equal_state::{Equal, Frame, Task};
 use super::{deep_stack, def_region, kind, Global, MapLike, SeqItems};
 
 /// Whether `lhs` and `rhs` are structurally equal.
@@ -63,51 +63,7 @@ pub fn first_mismatch(
     Ok(Some((l, r)))
 }
 
-pub(super) struct Equal {
-    pub(super) region: i32,
-    pub(super) skip_tensor_content: bool,
-    pub(super) trace: bool,
-    pub(super) lhs_rev: Vec<AccessStep>,
-    pub(super) rhs_rev: Vec<AccessStep>,
-    /// Bound pairs keyed by object address; the entries keep both alive so
-    /// addresses are not reused during the comparison.
-    pub(super) lhs_to_rhs: AddressMap<(ObjectRef, ObjectRef)>,
-    pub(super) rhs_to_lhs: AddressMap<(ObjectRef, ObjectRef)>,
-    /// Kinds, hooks and fields by type, looked up once.
-    pub(super) plans: TypePlans,
-    /// The pairs being compared, per side (cycle detection).
-    pub(super) lhs_path: ActivePath,
-    pub(super) rhs_path: ActivePath,
-    /// Frames the fast path handed over (innermost first) and the pair it
-    /// stopped at, when it stopped before a child pair it does not walk.
-    pub(super) handed_over: Vec<Frame>,
-    pub(super) handed_over_pair: Option<(Any, Any)>,
-}
-
 impl Equal {
-    fn new(map_free_vars: bool, skip_tensor_content: bool, trace: bool) -> Equal {
-        Equal {
-            region: if map_free_vars { def_region::PATTERN } else { def_region::NONE },
-            skip_tensor_content,
-            trace,
-            lhs_rev: Vec::new(),
-            rhs_rev: Vec::new(),
-            lhs_to_rhs: AddressMap::default(),
-            rhs_to_lhs: AddressMap::default(),
-            plans: TypePlans::new(b"__s_equal__"),
-            lhs_path: ActivePath::default(),
-            rhs_path: ActivePath::default(),
-            handed_over: Vec::new(),
-            handed_over_pair: None,
-        }
-    }
-
-    fn push_steps(&mut self, l: Result<AccessStep, Error>, r: Result<AccessStep, Error>) -> Result<(), Error> {
-        self.lhs_rev.push(l?);
-        self.rhs_rev.push(r?);
-        Ok(())
-    }
-
     /// Compare on an explicit stack of frames (one per open pair of
     /// containers or objects), so nesting depth costs heap memory, not
     /// native stack. Only an `__s_equal__` hook nests a comparison natively
@@ -180,7 +136,7 @@ impl Equal {
             let words = |v: &Any| crate::structural::big_int_hooks::words_of(v.as_raw());
             return Ok(Started::Decided(words(&lhs)? == words(&rhs)?));
         }
-        if !self.trace && super::equal_fast::enabled() {
+        if !self.trace && super::fast_path::enabled() {
             match self.fast_pair(&lhs, &rhs, 0)? {
                 Fast::Equal(ok) => return Ok(Started::Decided(ok)),
                 Fast::HandedOver => return Ok(Started::HandedOver),
@@ -418,40 +374,6 @@ impl Equal {
         self.leave_cycle(frame.cycle);
     }
 
-    pub(super) fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
-        if let Some((la, ra)) = cycle {
-            self.lhs_path.leave(la);
-            self.rhs_path.leave(ra);
-        }
-    }
-
-    /// An object pair's result from its fields' result `ok` and its
-    /// structural kind (binding DAG nodes and free variables).
-    pub(super) fn finish_object(&mut self, lhs: &ObjectRef, rhs: &ObjectRef, k: i32, ok: bool) -> bool {
-        if k != kind::FREE_VAR {
-            if ok && k == kind::DAG_NODE {
-                self.bind(lhs, rhs);
-            }
-            return ok;
-        }
-        if !ok {
-            return false;
-        }
-        if lhs.same_as(rhs) || self.region != def_region::NONE {
-            self.bind(lhs, rhs);
-            return true;
-        }
-        false
-    }
-
-    fn map_through(&self, key: &Any, binding: bool) -> Any {
-        let table = if binding { &self.lhs_to_rhs } else { &self.rhs_to_lhs };
-        match key.object_ptr().and_then(|p| table.get(&(p as usize))) {
-            Some((_, other)) => Any::from_object(other.clone()),
-            None => key.clone(),
-        }
-    }
-
     /// Same shape and dtype, then (unless skipped) the same bytes.
     fn compare_tensor(&self, lhs: &Tensor, rhs: &Tensor) -> Result<bool, Error> {
         if lhs.shape() != rhs.shape() || lhs.dtype() != rhs.dtype() {
@@ -462,11 +384,6 @@ impl Equal {
         }
         let (l, r) = (super::tensor_content(lhs, "compare", "lhs")?, super::tensor_content(rhs, "compare", "rhs")?);
         Ok(l == r)
-    }
-
-    fn bind(&mut self, lhs: &ObjectRef, rhs: &ObjectRef) {
-        self.lhs_to_rhs.insert(lhs.as_ptr() as usize, (lhs.clone(), rhs.clone()));
-        self.rhs_to_lhs.insert(rhs.as_ptr() as usize, (rhs.clone(), lhs.clone()));
     }
 }
 
@@ -494,33 +411,6 @@ enum Started {
 enum Next {
     Pair(Any, Any),
     Decided(bool),
-}
-
-/// The work left on one open pair.
-pub(super) enum Task {
-    Decided(bool),
-    Sequence { a: SeqItems, b: SeqItems, next: usize },
-    /// Boxed: a frame moves on every push and pop, and the map task is the
-    /// largest.
-    Map(Box<MapTask>),
-    /// Reflected fields; `object_region` is the region the pair was met
-    /// in, `field_region` the one to restore after the current field.
-    Fields {
-        lhs: ObjectRef,
-        rhs: ObjectRef,
-        kind: i32,
-        plan: PlanId,
-        next: usize,
-        object_region: i32,
-        field_region: Option<i32>,
-    },
-}
-
-pub(super) struct Frame {
-    pub(super) task: Task,
-    /// The (lhs, rhs) addresses entered on the paths, when they can close
-    /// a cycle.
-    pub(super) cycle: Option<(usize, usize)>,
 }
 
 /// `callback(lhs, rhs, def_region_kind, field_name) -> bool` for hooks.

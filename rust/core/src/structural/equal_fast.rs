@@ -21,9 +21,7 @@
 //! to the walk: each open level becomes an ordinary frame holding its own
 //! references ("handed over"), and the walk continues from there.
 
-use std::mem::ManuallyDrop;
-
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
 use crate::object::ObjectRef;
 use crate::values::any::Any;
@@ -32,27 +30,11 @@ use crate::values::error::Error;
 use crate::dataclass::native_field::peek_in_place;
 
 use super::active_path::can_close_cycle;
+use super::fast_path::{borrow, borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::type_plan::FieldRead;
-use super::equal::{Equal, Frame, Task};
+use super::equal_state::{Equal, Frame, Task};
 use super::leaf_equal::leaf_equal;
 use super::{def_region, kind, SeqItems};
-
-/// Levels of native recursion before the walk's frames take over (so the
-/// native stack a comparison uses stays small and bounded).
-pub(super) const FAST_DEPTH: usize = 48;
-
-/// Native stack the fast path wants before it starts; with less it runs on
-/// a fresh segment ([`super::deep_stack`]).
-pub(super) const FAST_STACK: usize = 256 << 10;
-
-/// Whether the fast paths of equality and hashing run: always, unless the
-/// environment sets `TETHER_STRUCTURAL_FAST_PATH=0` at start-up (the walk
-/// alone then decides everything, which is how the tests check that both
-/// give the same answers).
-pub(super) fn enabled() -> bool {
-    static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("TETHER_STRUCTURAL_FAST_PATH").map_or(true, |v| v != "0"))
-}
 
 /// What the fast path made of a pair.
 pub(super) enum Fast {
@@ -64,40 +46,6 @@ pub(super) enum Fast {
     /// `Equal::handed_over` (innermost first), and the child pair to start
     /// next, if any, in `Equal::handed_over_pair`.
     HandedOver,
-}
-
-/// A value read in place, used without a reference of its own.
-type Borrowed = ManuallyDrop<Any>;
-
-fn borrow(raw: TVMFFIAny) -> Borrowed {
-    // SAFETY: per the module invariant, the value stays alive while the
-    // fast path runs; ManuallyDrop never gives back the reference it did
-    // not take.
-    ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) })
-}
-
-fn borrow_object(p: *mut TVMFFIObject) -> ManuallyDrop<ObjectRef> {
-    let p = std::ptr::NonNull::new(p).expect("an object value holds an object");
-    // SAFETY: as for `borrow`.
-    ManuallyDrop::new(unsafe { ObjectRef::from_raw_owned(p) })
-}
-
-/// Objects the fast path walks by their reflected fields: every object
-/// type `Equal::open` hands to `open_object`.
-pub(super) fn walks_fields(index: i32) -> bool {
-    super::is_object_index(index)
-        && !matches!(
-            index,
-            ti::kTVMFFIStr
-                | ti::kTVMFFIBytes
-                | ti::kTVMFFIBigInt
-                | ti::kTVMFFIArray
-                | ti::kTVMFFIList
-                | ti::kTVMFFIMap
-                | ti::kTVMFFIDict
-                | ti::kTVMFFITensor
-                | ti::kTVMFFIShape
-        )
 }
 
 impl Equal {

@@ -25,9 +25,10 @@ use crate::values::error::Error;
 use crate::values::function::{arg, Function};
 use crate::object::ObjectRef;
 
-use super::active_path::{can_close_cycle, ActivePath, AddressMap};
+use super::active_path::can_close_cycle;
 use super::hash_fast::FastHash;
-use super::type_plan::{PlanId, TypePlans};
+use super::hash_state::{Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::leaf_hash::{big_int_hash, leaf_hash, pod_hash};
 use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike, SeqItems};
 
 /// The structural hash of `value`.
@@ -35,102 +36,7 @@ pub fn structural_hash(value: &Any, map_free_vars: bool, skip_tensor_content: bo
     Hasher::new(map_free_vars, skip_tensor_content).hash_any(value)
 }
 
-pub(super) struct Hasher {
-    pub(super) region: i32,
-    pub(super) skip_tensor_content: bool,
-    pub(super) free_var_counter: u64,
-    pub(super) graph_node_counter: u64,
-    /// Hashes of objects seen so far, keyed by address (the entry keeps the
-    /// object alive so the address is not reused).
-    pub(super) memo: AddressMap<(ObjectRef, u64)>,
-    /// Kinds, key hashes, hooks and fields by type, looked up once.
-    pub(super) plans: TypePlans,
-    /// The nodes being hashed (cycle detection).
-    pub(super) path: ActivePath,
-    /// The shallowest path depth a back-reference pointed to since the
-    /// innermost entered node was entered (usize::MAX when none).
-    pub(super) shallowest_reference: usize,
-    /// Frames the fast path handed over (innermost first) and the child
-    /// it stopped at, when it stopped before a value it does not walk.
-    pub(super) handed_over: Vec<Frame>,
-    pub(super) handed_over_value: Option<Any>,
-}
-
-/// Seed of a back-reference's hash (the bytes of "backref").
-pub(super) const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
-
-/// Hash of a string or bytes content (heap and inline alike).
-fn content_hash(index: i32, bytes: &[u8]) -> u64 {
-    let class = if matches!(index, ti::kTVMFFIBytes | ti::kTVMFFISmallBytes) { ti::kTVMFFIBytes } else { ti::kTVMFFIStr };
-    hash_combine(class as u64, hash_bytes(bytes))
-}
-
-/// Hash of a BigInt value: its canonical words as bytes, so aliases of one
-/// value hash alike wherever they are met.
-fn big_int_hash(value: &Any) -> Result<u64, Error> {
-    let words = crate::structural::big_int_hooks::words_of(value.as_raw())?;
-    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_ne_bytes()).collect();
-    Ok(hash_combine(ti::kTVMFFIBigInt as u64, hash_bytes(&bytes)))
-}
-
-/// Hash of a POD value.
-#[inline]
-fn pod_hash(value: &Any) -> u64 {
-    let raw = value.as_raw();
-    // Inline bytes hash as upstream hashes them, by type and payload (bytes
-    // of up to 7 bytes are always inline, so equal values still agree).
-    if raw.type_index == ti::kTVMFFISmallBytes {
-        // SAFETY: the payload of inline bytes is 8 plain bytes.
-        return hash_combine(raw.type_index as u64, unsafe { raw.value.v_uint64 });
-    }
-    if let Some(b) = value.view().str_bytes() {
-        return content_hash(raw.type_index, b);
-    }
-    // SAFETY: POD payloads are 8 plain bytes.
-    let mut bits = unsafe { raw.value.v_uint64 };
-    // SAFETY: as above.
-    if raw.type_index == ti::kTVMFFIFloat && unsafe { raw.value.v_float64 }.is_nan() {
-        bits = f64::NAN.to_bits();
-    }
-    hash_combine(raw.type_index as u64, bits)
-}
-
-/// The hash of a value hashed without descending (PODs, strings, bytes).
-/// Always inlined, with ints (the common leaf of long sequences) hashed
-/// right here: as a call per element it cost as much as the combining.
-#[inline(always)]
-pub(super) fn leaf_hash(value: &Any) -> Option<u64> {
-    let raw = value.as_raw();
-    if raw.type_index == ti::kTVMFFIInt {
-        // SAFETY: an int's payload is 8 plain bytes.
-        return Some(hash_combine(ti::kTVMFFIInt as u64, unsafe { raw.value.v_uint64 }));
-    }
-    let index = value.type_index();
-    (!super::is_object_index(index) || matches!(index, ti::kTVMFFIStr | ti::kTVMFFIBytes)).then(|| pod_hash(value))
-}
-
 impl Hasher {
-    fn new(map_free_vars: bool, skip_tensor_content: bool) -> Hasher {
-        Hasher {
-            region: if map_free_vars { def_region::PATTERN } else { def_region::NONE },
-            skip_tensor_content,
-            free_var_counter: 0,
-            graph_node_counter: 0,
-            memo: AddressMap::with_capacity_and_hasher(64, Default::default()),
-            plans: TypePlans::new(b"__s_hash__"),
-            path: ActivePath::default(),
-            shallowest_reference: usize::MAX,
-            handed_over: Vec::new(),
-            handed_over_value: None,
-        }
-    }
-
-    /// Whether the node entered at `depth` was hashed without pointing
-    /// above itself, so its hash means the same wherever it is met.
-    pub(super) fn self_contained(&self, depth: usize) -> bool {
-        self.shallowest_reference >= depth
-    }
-
     /// Hash `root` on an explicit stack of frames (one per open container
     /// or object), so nesting depth costs heap memory, not native stack.
     /// Only a type's `__s_hash__` hook nests a hash natively (through its
@@ -192,7 +98,7 @@ impl Hasher {
         if index == ti::kTVMFFIBigInt {
             return Ok(Started::Hashed(big_int_hash(&value)?));
         }
-        if super::equal_fast::enabled() {
+        if super::fast_path::enabled() {
             match self.fast_value(&value, 0)? {
                 FastHash::Hashed(h) => return Ok(Started::Hashed(h)),
                 FastHash::HandedOver => return Ok(Started::HandedOver),
@@ -225,13 +131,6 @@ impl Hasher {
                 Ok(Started::Hashed(h))
             }
             task => Ok(Started::Open(Frame { task, cycle })),
-        }
-    }
-
-    pub(super) fn leave(&mut self, cycle: Option<(usize, usize)>) {
-        if let Some((addr, outer)) = cycle {
-            self.path.leave(addr);
-            self.shallowest_reference = self.shallowest_reference.min(outer);
         }
     }
 
@@ -407,30 +306,6 @@ impl Hasher {
         Ok(h)
     }
 
-    /// An object's hash from its fields' hash `fields` (its structural kind
-    /// decides), memoised when it does not depend on where it was met.
-    pub(super) fn finish_object(&mut self, obj: ObjectRef, k: i32, fields: u64) -> u64 {
-        let addr = obj.as_ptr() as usize;
-        let mut h = if k != kind::FREE_VAR {
-            fields
-        } else if self.region != def_region::NONE {
-            let h = hash_combine(fields, self.free_var_counter);
-            self.free_var_counter += 1;
-            h
-        } else {
-            addr as u64
-        };
-        if k == kind::DAG_NODE {
-            h = hash_combine(h, self.graph_node_counter);
-            self.graph_node_counter += 1;
-        }
-        // The object itself is entered at the innermost depth.
-        if self.self_contained(self.path.depth().saturating_sub(1)) {
-            self.memo.insert(addr, (obj, h));
-        }
-        h
-    }
-
     /// Undo what an open frame changed (after an error).
     fn abandon(&mut self, frame: Frame) {
         if let Task::Fields { object_region, .. } = frame.task {
@@ -470,33 +345,6 @@ enum Started {
     Hashed(u64),
     Open(Frame),
     HandedOver,
-}
-
-/// The work left on one open container or object.
-pub(super) enum Task {
-    /// Nothing to descend (a leaf, a memoised object, a hook's result).
-    Hashed(u64),
-    Sequence { items: SeqItems, next: usize, h: u64 },
-    /// Entries sorted by key hash; `next` is the next group of equal keys.
-    Map { items: Vec<(u64, Any)>, next: usize, h: u64 },
-    /// Reflected fields; `object_region` is the region the object was met
-    /// in, `field_region` the one to restore after the current field.
-    Fields {
-        obj: ObjectRef,
-        kind: i32,
-        plan: PlanId,
-        next: usize,
-        h: u64,
-        object_region: i32,
-        field_region: Option<i32>,
-    },
-}
-
-pub(super) struct Frame {
-    pub(super) task: Task,
-    /// The address entered on the path and the shallowest back-reference
-    /// seen outside this frame, when it can close a cycle.
-    pub(super) cycle: Option<(usize, usize)>,
 }
 
 /// `callback(value, init_hash, def_region_kind) -> int` for hooks: the

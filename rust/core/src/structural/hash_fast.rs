@@ -26,11 +26,9 @@
 //! such code, and whatever lies deeper than [`FAST_DEPTH`], is handed back
 //! to the walk as ordinary frames holding their own references.
 
-use std::mem::ManuallyDrop;
-
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
-use crate::object::{strong_count, ObjectRef};
+use crate::object::strong_count;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
@@ -38,8 +36,9 @@ use crate::dataclass::native_field::peek_in_place;
 
 use super::active_path::can_close_cycle;
 use super::type_plan::FieldRead;
-use super::equal_fast::{walks_fields, FAST_DEPTH, FAST_STACK};
-use super::hash::{leaf_hash, Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::fast_path::{borrow, borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
+use super::hash_state::{Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::leaf_hash::leaf_hash;
 use super::{def_region, hash_combine, kind, SeqItems};
 
 /// What the fast path made of a value.
@@ -51,19 +50,6 @@ pub(super) enum FastHash {
     /// `Hasher::handed_over` (innermost first), and the child to start next,
     /// if any, in `Hasher::handed_over_value`.
     HandedOver,
-}
-
-fn borrow(raw: TVMFFIAny) -> ManuallyDrop<Any> {
-    // SAFETY: per the module invariant, the value stays alive while the
-    // fast path runs; ManuallyDrop never gives back the reference it did
-    // not take.
-    ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) })
-}
-
-fn borrow_object(p: *mut TVMFFIObject) -> ManuallyDrop<ObjectRef> {
-    let p = std::ptr::NonNull::new(p).expect("an object value holds an object");
-    // SAFETY: as for `borrow`.
-    ManuallyDrop::new(unsafe { ObjectRef::from_raw_owned(p) })
 }
 
 impl Hasher {
