@@ -83,7 +83,8 @@ pub(crate) struct ActivePath {
 
 impl Default for ActivePath {
     fn default() -> ActivePath {
-        ActivePath { entered: Vec::new(), index: AddressMap::default(), counts: [0; BUCKETS] }
+        // Room for a shallow path up front (the common case never grows).
+        ActivePath { entered: Vec::with_capacity(LINEAR_MAX), index: AddressMap::default(), counts: [0; BUCKETS] }
     }
 }
 
@@ -141,8 +142,21 @@ impl ActivePath {
 
     /// Enter `addr` unless it is on the path already: None when it was
     /// entered now, else its back-reference distance (the path unchanged).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
+        // The common case: a shallow path, and nothing entered in `addr`'s
+        // bucket (so not `addr` itself).
+        let b = bucket(addr);
+        if self.counts[b] == 0 && self.entered.len() < LINEAR_MAX && self.entered.len() < self.entered.capacity() {
+            self.counts[b] = 1;
+            self.entered.push(addr);
+            return None;
+        }
+        self.enter_or_back_reference_other(addr)
+    }
+
+    #[inline(never)]
+    fn enter_or_back_reference_other(&mut self, addr: usize) -> Option<usize> {
         if let Some(pos) = self.position(addr) {
             return Some(self.entered.len() - pos);
         }

@@ -59,6 +59,7 @@ impl Equal {
         Ok(())
     }
 
+    #[inline(always)]
     pub(super) fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
         if let Some((la, ra)) = cycle {
             self.lhs_path.leave(la);
