@@ -144,10 +144,11 @@ impl ActivePath {
     /// entered now, else its back-reference distance (the path unchanged).
     #[inline(always)]
     pub(crate) fn enter_or_back_reference(&mut self, addr: usize) -> Option<usize> {
-        // The common case: a shallow path, and nothing entered in `addr`'s
-        // bucket (so not `addr` itself).
+        // The common case: a shallow path searched by scanning (no index
+        // to keep), and nothing entered in `addr`'s bucket (so not `addr`
+        // itself).
         let b = bucket(addr);
-        if self.counts[b] == 0 && self.entered.len() < LINEAR_MAX && self.entered.len() < self.entered.capacity() {
+        if self.counts[b] == 0 && self.index.is_empty() && self.entered.len() < LINEAR_MAX && self.entered.len() < self.entered.capacity() {
             self.counts[b] = 1;
             self.entered.push(addr);
             return None;
@@ -275,6 +276,26 @@ mod tests {
         assert_eq!(p.depth(), LINEAR_MAX / 2);
         p.leave(addr(3));
         assert_eq!(p.back_reference(addr(4)), Some(LINEAR_MAX / 2 - 4), "later entries renumbered");
+    }
+
+    #[test]
+    fn nodes_entered_while_the_index_is_kept_are_found() {
+        // Back from deep to between half the limit and the limit the index
+        // is kept: a node entered there must be found through it.
+        let mut p = ActivePath::default();
+        let addr = |i: usize| 0x1000 + 16 * i;
+        for i in 0..(LINEAR_MAX + 4) {
+            assert_eq!(p.enter_or_back_reference(addr(i)), None);
+        }
+        for i in (LINEAR_MAX - 4..LINEAR_MAX + 4).rev() {
+            p.leave(addr(i));
+        }
+        assert!(!p.index.is_empty(), "still indexed");
+        // In a bucket nothing on the path shares (the quick way in).
+        let fresh = (0x9_0000..).step_by(16).find(|&a| p.counts[bucket(a)] == 0).expect("an empty bucket");
+        assert_eq!(p.enter_or_back_reference(fresh), None);
+        assert_eq!(p.enter_or_back_reference(fresh), Some(1), "a cycle closing on it");
+        assert_eq!(p.back_reference(addr(0)), Some(LINEAR_MAX - 3));
     }
 
     #[test]
