@@ -130,6 +130,22 @@ class TestFromNumPy:
         t = tether.from_dlpack(a)
         assert np.array_equal(np.from_dlpack(t), a)
 
+    def test_a_remembered_producer_type_keeps_every_check(self):
+        # After an ndarray converted, the next ones of that type skip the
+        # type checks; what depends on the value is still checked.
+        tether.from_dlpack(np.zeros(4, dtype="float32"))
+        ro = np.arange(3, dtype="float32")
+        ro.flags.writeable = False
+        back = np.from_dlpack(tether.from_dlpack(ro))
+        assert not back.flags.writeable, "read-only stays read-only"
+        with pytest.raises(RuntimeError, match="not contiguous"):
+            tether.from_dlpack(np.arange(20, dtype="float32")[::2], require_contiguous=True)
+        misaligned = np.zeros(17, dtype="uint8")[1:]
+        with pytest.raises(RuntimeError, match="align"):
+            tether.from_dlpack(misaligned, require_alignment=64)
+        with pytest.raises(TypeError, match="expected a tensor"):
+            tether.from_dlpack(object())
+
     def test_device_and_dlpack_device(self):
         t = tether.from_dlpack(np.zeros(3))
         assert t.device == tether.device("cpu", 0) and t.__dlpack_device__() == (1, 0)

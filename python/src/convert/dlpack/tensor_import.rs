@@ -164,6 +164,19 @@ impl TensorTypeMemo {
         let capsule = unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1;
         let api = if capsule { ptr::null() } else { exchange_api(obj) };
         let ndarray = !capsule && is_exact_ndarray(obj);
+        Self::remember(py, obj, capsule, api, ndarray);
+        if ndarray && !ndarray_is_writeable(obj) {
+            return Err(read_only_ndarray_error());
+        }
+        let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false, Access::Writable)
+    }
+}
+
+impl TensorTypeMemo {
+    /// Remember `obj`'s type (found to convert as a tensor) with its
+    /// exchange table and, when it can be called unbound, its `__dlpack__`.
+    fn remember(py: Python<'_>, obj: &Bound<'_, PyAny>, capsule: bool, api: *const ExchangeApi, ndarray: bool) {
         #[cfg(not(Py_GIL_DISABLED))]
         if let Some((tp, tag)) = Self::key(obj) {
             let method = if capsule { ptr::null_mut() } else { unbound_dlpack(obj) };
@@ -175,11 +188,25 @@ impl TensorTypeMemo {
                 unsafe { ffi::Py_DECREF(old.method) };
             }
         }
-        if ndarray && !ndarray_is_writeable(obj) {
-            return Err(read_only_ndarray_error());
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = (py, obj, capsule, api, ndarray);
+    }
+
+    /// `from_dlpack(obj)` for a value of the remembered type, unchanged:
+    /// its table, method and export form as remembered, read-only arrays
+    /// kept read-only. None otherwise (nothing was done).
+    fn import_remembered(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> Option<PyResult<OwnedAny>> {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            let m = TENSOR_TYPE.get(py).get();
+            if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
+                let form = if m.ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, align, contiguous, Access::ReadOnlyKept));
+            }
         }
-        let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false, Access::Writable)
+        #[cfg(Py_GIL_DISABLED)]
+        let _ = (py, obj, align, contiguous);
+        None
     }
 }
 
@@ -350,6 +377,10 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
     if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
         return from_capsule(py, obj, align, contiguous, Access::ReadOnlyKept);
     }
+    // A type met before, unchanged: what was found for it then.
+    if let Some(t) = TensorTypeMemo::import_remembered(py, obj, align, contiguous) {
+        return t;
+    }
     let api = exchange_api(obj);
     let name = pyo3::intern!(py, "__dlpack__");
     let exports = !api.is_null() && {
@@ -362,7 +393,9 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
             type_name(obj)
         )));
     }
-    let form = if is_exact_ndarray(obj) { ndarray_export_form(obj) } else { ExportForm::Versioned };
+    let ndarray = is_exact_ndarray(obj);
+    TensorTypeMemo::remember(py, obj, false, api, ndarray);
+    let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
     tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous, Access::ReadOnlyKept)
 }
 
