@@ -18,17 +18,26 @@ use tether_sys::*;
 use super::tensor_import::{tensor_handle, LEGACY, VERSIONED};
 use crate::convert::error_bridge::take_ffi_error;
 
+/// Whether our capsule `cap` still carries the name it was made with (the
+/// very pointer `name`: a consumer renames it to a string of its own when
+/// it takes the tensor, so no text comparison is needed).
+///
+/// # Safety
+/// GIL held; `cap` one of this module's capsules.
+unsafe fn unconsumed(cap: *mut ffi::PyObject, name: &CStr) -> bool {
+    // SAFETY: per the caller; a capsule always has a name to read.
+    unsafe { ffi::PyCapsule_GetName(cap) == name.as_ptr() }
+}
+
 unsafe extern "C" fn delete_unconsumed_versioned(cap: *mut ffi::PyObject) {
     // SAFETY: called by CPython with the GIL; a capsule still carrying its
     // original name was not consumed, so its managed tensor is ours to delete.
     unsafe {
-        if ffi::PyCapsule_IsValid(cap, VERSIONED.as_ptr()) == 1 {
+        if unconsumed(cap, VERSIONED) {
             let m = ffi::PyCapsule_GetPointer(cap, VERSIONED.as_ptr()) as *mut DLManagedTensorVersioned;
             if let Some(d) = (*m).deleter {
                 d(m);
             }
-        } else {
-            ffi::PyErr_Clear(); // IsValid failing sets no error, but be safe in a destructor
         }
     }
 }
@@ -36,13 +45,11 @@ unsafe extern "C" fn delete_unconsumed_versioned(cap: *mut ffi::PyObject) {
 unsafe extern "C" fn delete_unconsumed_legacy(cap: *mut ffi::PyObject) {
     // SAFETY: as above, for the legacy form.
     unsafe {
-        if ffi::PyCapsule_IsValid(cap, LEGACY.as_ptr()) == 1 {
+        if unconsumed(cap, LEGACY) {
             let m = ffi::PyCapsule_GetPointer(cap, LEGACY.as_ptr()) as *mut DLManagedTensor;
             if let Some(d) = (*m).deleter {
                 d(m);
             }
-        } else {
-            ffi::PyErr_Clear();
         }
     }
 }

@@ -44,6 +44,19 @@ fn wants_versioned(v: &Bound<'_, PyAny>) -> PyResult<bool> {
     if v.is_none() {
         return Ok(false);
     }
+    // The usual `(1, 0)`: read in place.
+    // SAFETY: an exact tuple's items, read while it is alive.
+    unsafe {
+        let p = v.as_ptr();
+        if ffi::PyTuple_CheckExact(p) != 0 && ffi::PyTuple_GET_SIZE(p) >= 1 {
+            let major = ffi::PyTuple_GET_ITEM(p, 0);
+            if ffi::PyLong_CheckExact(major) != 0 {
+                let mut overflow = 0;
+                let m = ffi::PyLong_AsLongLongAndOverflow(major, &mut overflow);
+                return Ok(overflow > 0 || (overflow == 0 && m >= 1));
+            }
+        }
+    }
     let major = v.get_item(0).map_err(|_| {
         PyTypeError::new_err(format!("max_version must be a (major, minor) tuple, got {}", v.get_type().name().map(|n| n.to_string()).unwrap_or_default()))
     })?;

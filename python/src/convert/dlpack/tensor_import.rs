@@ -35,9 +35,12 @@ use crate::convert::wrapper_access::{handle_of, type_name};
 
 use super::exchange_api::{exchange_api, ExchangeApi};
 
-pub(crate) const LEGACY: &CStr = c"dltensor";
+// Statics, not consts: a capsule made with one of these names is told
+// apart by the name's address (see `export::unconsumed`), which a const
+// does not promise to keep across uses.
+pub(crate) static LEGACY: &CStr = c"dltensor";
 const LEGACY_USED: &CStr = c"used_dltensor";
-pub(crate) const VERSIONED: &CStr = c"dltensor_versioned";
+pub(crate) static VERSIONED: &CStr = c"dltensor_versioned";
 const VERSIONED_USED: &CStr = c"used_dltensor_versioned";
 
 /// The last type that converted as a tensor (`py_to_ffi::py_to_any_other`),
