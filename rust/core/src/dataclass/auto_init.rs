@@ -76,7 +76,29 @@ struct Plan {
     /// (`super::store_slot`) instead of calling it as a Function, and
     /// creates the instance without looking the layout up again.
     layout: Option<Arc<super::Layout>>,
+    /// What a call looks up in the type table (field records, the
+    /// `__ffi_new__` creator), for the table's generation it was read in:
+    /// a constructor called many times reads them once, and again after
+    /// any registration.
+    facts: parking_lot::RwLock<Option<InitFacts>>,
 }
+
+/// See [`Plan::facts`].
+#[derive(Clone)]
+struct InitFacts {
+    generation: u64,
+    infos: Arc<[&'static TVMFFIFieldInfo]>,
+    /// The type's `__ffi_new__`, when an instance is made through it (not
+    /// a run-time dataclass type nor one with a native creator).
+    new_fn: Option<Function>,
+}
+
+// SAFETY: the field records are the type table's, never changed or freed
+// once registered, so reading them from any thread is sound; a Function is
+// Send and Sync.
+unsafe impl Send for InitFacts {}
+// SAFETY: as above.
+unsafe impl Sync for InitFacts {}
 
 impl Plan {
     fn new(type_index: i32) -> Plan {
@@ -104,17 +126,48 @@ impl Plan {
         }
         required.extend(optional);
         let layout = super::layout_of(type_index).filter(|l| l.slots.len() == fields.len());
-        Plan { type_index, type_key: type_key_of(type_index), fields, positional: required, by_name, layout }
+        Plan {
+            type_index,
+            type_key: type_key_of(type_index),
+            fields,
+            positional: required,
+            by_name,
+            layout,
+            facts: parking_lot::RwLock::new(None),
+        }
     }
 
     fn err(&self, text: String) -> Error {
         Error::type_error(format!("{}.__ffi_init__() {text}", self.type_key))
     }
 
-    /// The field records, in the plan's order. Fetched when a call needs
-    /// them (records are only appended, so the plan's indices stay valid).
-    fn infos(&self) -> Vec<&'static TVMFFIFieldInfo> {
-        type_registry::all_fields(self.type_index)
+    /// The field records (in the plan's order: records are only appended,
+    /// so its indices stay valid) and the creator, of the current table.
+    fn facts(&self) -> Result<InitFacts, Error> {
+        let generation = type_registry::generation();
+        if let Some(f) = self.facts.read().as_ref().filter(|f| f.generation == generation) {
+            return Ok(f.clone());
+        }
+        let new_fn = if super::is_dataclass(self.type_index) || has_native_creator(self.type_index) {
+            None
+        } else {
+            match crate::reflection::attr_columns::attr_value(self.type_index, b"__ffi_new__") {
+                Some(f) => Some(Function::from_object(f.get::<ObjectRef>()?)?),
+                None => None,
+            }
+        };
+        let facts = InitFacts { generation, infos: type_registry::all_fields(self.type_index).into(), new_fn };
+        *self.facts.write() = Some(facts.clone());
+        Ok(facts)
+    }
+
+    /// A new, empty instance: as [`create_empty`], through the creator
+    /// found for the current table.
+    fn create(&self) -> Result<ObjectRef, Error> {
+        match self.facts()?.new_fn {
+            Some(new_fn) => new_fn.call(&[])?.get::<ObjectRef>(),
+            None => create_empty(self.type_index),
+        }
     }
 
     fn set(&self, infos: &mut Infos, obj: &ObjectRef, i: usize, value: &AnyView<'_>, what: &str) -> Result<(), Error> {
@@ -128,7 +181,7 @@ impl Plan {
                     super::store_slot(slot.kind, addr, value, || format!("field {:?} of {}", self.fields[i].name, self.type_key))
                 }
             }
-            None => super::set_field(obj, infos.get(self)[i], value.as_raw()),
+            None => super::set_field(obj, infos.get(self)?[i], value.as_raw()),
         };
         result.map_err(|e| {
             Error::new(
@@ -139,7 +192,7 @@ impl Plan {
     }
 
     fn set_default(&self, infos: &mut Infos, obj: &ObjectRef, i: usize) -> Result<(), Error> {
-        let f = infos.get(self)[i];
+        let f = infos.get(self)?[i];
         let stored = Any::from_view(&f.default_value_or_factory)?;
         let value = if f.flags & field_flag::kDefaultFromFactory != 0 {
             let factory = stored
@@ -167,7 +220,7 @@ impl Plan {
     fn call(&self, args: &[AnyView<'_>]) -> Result<ObjectRef, Error> {
         let obj = match &self.layout {
             Some(layout) => super::new_instance_of(self.type_index, layout)?,
-            None => create_empty(self.type_index)?,
+            None => self.create()?,
         };
         let mut infos = Infos(None);
         // Which fields are bound: inline for the usual widths.
@@ -233,12 +286,22 @@ impl Plan {
 
 /// The field records of one constructor call, fetched on first use (a call
 /// binding every field of a run-time type in place needs none).
-struct Infos(Option<Vec<&'static TVMFFIFieldInfo>>);
+struct Infos(Option<Arc<[&'static TVMFFIFieldInfo]>>);
 
 impl Infos {
-    fn get(&mut self, plan: &Plan) -> &[&'static TVMFFIFieldInfo] {
-        self.0.get_or_insert_with(|| plan.infos())
+    fn get(&mut self, plan: &Plan) -> Result<&[&'static TVMFFIFieldInfo], Error> {
+        if self.0.is_none() {
+            self.0 = Some(plan.facts()?.infos);
+        }
+        Ok(self.0.as_deref().unwrap_or(&[]))
     }
+}
+
+/// Whether `type_index` has a creator in its metadata (C++ types
+/// registered with a default constructor).
+fn has_native_creator(type_index: i32) -> bool {
+    // SAFETY: NULL or a metadata record the registry keeps for the process.
+    type_registry::type_info(type_index).is_some_and(|info| unsafe { info.metadata.as_ref() }.is_some_and(|m| m.creator.is_some()))
 }
 
 /// A new instance of `type_index` with every field at its creator's value,
