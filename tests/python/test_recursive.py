@@ -3,6 +3,7 @@ compared with upstream tvm_ffi: the same script runs in a fresh interpreter
 per runtime (tether and the peer) and the two outputs must be identical —
 results, hash values, and the kind and text of every error."""
 
+import os
 import json
 import typing
 import subprocess
@@ -134,4 +135,7 @@ def test_py_class_dunders_compare_deep_chains_on_a_work_stack_in_linear_memory()
     assert a != c and a < c and c > a and a <= b and b >= a
     assert hash(a) == hash(b)
     grown_bytes = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before_kib) * 1024
-    assert grown_bytes < depth * 1024, f"comparing grew the peak RSS by {grown_bytes / depth:.0f} bytes per level"
+    # Under AddressSanitizer freed blocks wait in its quarantine (256 MiB by
+    # default) before reuse, and the peak RSS counts them: allow for it.
+    quarantine = (256 << 20) if os.environ.get("TETHER_UNDER_ASAN") == "1" else 0
+    assert grown_bytes < depth * 1024 + quarantine, f"comparing grew the peak RSS by {grown_bytes / depth:.0f} bytes per level"
