@@ -147,22 +147,10 @@ impl Equal {
             unreachable!("leaf_equal took every pair of one non-object type")
         };
         let cycle = if can_close_cycle(li) {
-            let (la, ra) = (lo.as_ptr() as usize, ro.as_ptr() as usize);
-            // One probe per side enters it; a side entered only for a
-            // pair that turns out to close a cycle is left again.
-            match (self.lhs_path.enter_or_back_reference(la), self.rhs_path.enter_or_back_reference(ra)) {
-                (None, None) => {}
-                (l, r) => {
-                    if l.is_none() {
-                        self.lhs_path.leave(la);
-                    }
-                    if r.is_none() {
-                        self.rhs_path.leave(ra);
-                    }
-                    return Ok(Started::Decided(l == r));
-                }
+            match self.enter_pair(lo.as_ptr() as usize, ro.as_ptr() as usize) {
+                Ok(entered) => Some(entered),
+                Err(ok) => return Ok(Started::Decided(ok)),
             }
-            Some((la, ra))
         } else {
             None
         };

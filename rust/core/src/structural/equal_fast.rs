@@ -67,18 +67,9 @@ impl Equal {
     fn fast_open(&mut self, index: i32, array: bool, lp: *mut TVMFFIObject, rp: *mut TVMFFIObject, depth: usize) -> Result<Fast, Error> {
         // Cycles close exactly as in `start`.
         let cycle = if can_close_cycle(index) {
-            let (la, ra) = (lp as usize, rp as usize);
-            match (self.lhs_path.enter_or_back_reference(la), self.rhs_path.enter_or_back_reference(ra)) {
-                (None, None) => Some((la, ra)),
-                (l, r) => {
-                    if l.is_none() {
-                        self.lhs_path.leave(la);
-                    }
-                    if r.is_none() {
-                        self.rhs_path.leave(ra);
-                    }
-                    return Ok(Fast::Equal(l == r));
-                }
+            match self.enter_pair(lp as usize, rp as usize) {
+                Ok(entered) => Some(entered),
+                Err(ok) => return Ok(Fast::Equal(ok)),
             }
         } else {
             None

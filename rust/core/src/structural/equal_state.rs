@@ -59,6 +59,26 @@ impl Equal {
         Ok(())
     }
 
+    /// Enter a pair that can close a cycle on both paths: `Ok` with what
+    /// to leave later, or `Err` with the pair's result when a side closes a
+    /// cycle (equal when both point back equally far). One probe per side
+    /// enters it; a side entered for a pair that closes a cycle is left.
+    #[inline(always)]
+    pub(super) fn enter_pair(&mut self, la: usize, ra: usize) -> Result<(usize, usize), bool> {
+        match (self.lhs_path.enter_or_back_reference(la), self.rhs_path.enter_or_back_reference(ra)) {
+            (None, None) => Ok((la, ra)),
+            (l, r) => {
+                if l.is_none() {
+                    self.lhs_path.leave(la);
+                }
+                if r.is_none() {
+                    self.rhs_path.leave(ra);
+                }
+                Err(l == r)
+            }
+        }
+    }
+
     #[inline(always)]
     pub(super) fn leave_cycle(&mut self, cycle: Option<(usize, usize)>) {
         if let Some((la, ra)) = cycle {

@@ -27,7 +27,7 @@ use crate::object::ObjectRef;
 
 use super::active_path::can_close_cycle;
 use super::hash_fast::FastHash;
-use super::hash_state::{Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::hash_state::{Frame, Hasher, Task};
 use super::leaf_hash::{big_int_hash, leaf_hash, pod_hash};
 use super::{deep_stack, def_region, hash_bytes, hash_combine, kind, Global, MapLike, SeqItems};
 
@@ -107,14 +107,10 @@ impl Hasher {
         }
         let Ok(obj) = value.into_object() else { unreachable!("leaf_hash took every non-object") };
         let cycle = if can_close_cycle(index) {
-            let addr = obj.as_ptr() as usize;
-            if let Some(up) = self.path.enter_or_back_reference(addr) {
-                let target = self.path.depth() - up;
-                self.shallowest_reference = self.shallowest_reference.min(target);
-                return Ok(Started::Hashed(hash_combine(BACK_REFERENCE_SEED, up as u64)));
+            match self.enter_node(obj.as_ptr() as usize) {
+                Ok(entered) => Some(entered),
+                Err(h) => return Ok(Started::Hashed(h)),
             }
-            let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
-            Some((addr, outer))
         } else {
             None
         };

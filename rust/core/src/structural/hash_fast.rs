@@ -37,7 +37,7 @@ use crate::dataclass::native_field::peek_in_place;
 use super::active_path::can_close_cycle;
 use super::type_plan::FieldRead;
 use super::fast_path::{borrow, borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
-use super::hash_state::{Frame, Hasher, Task, BACK_REFERENCE_SEED};
+use super::hash_state::{Frame, Hasher, Task};
 use super::leaf_hash::leaf_hash;
 use super::{def_region, hash_combine, kind, SeqItems};
 
@@ -71,14 +71,10 @@ impl Hasher {
     fn fast_open(&mut self, index: i32, array: bool, p: *mut TVMFFIObject, depth: usize) -> Result<FastHash, Error> {
         // Cycles close exactly as in `start`.
         let cycle = if can_close_cycle(index) {
-            let addr = p as usize;
-            if let Some(up) = self.path.enter_or_back_reference(addr) {
-                let target = self.path.depth() - up;
-                self.shallowest_reference = self.shallowest_reference.min(target);
-                return Ok(FastHash::Hashed(hash_combine(BACK_REFERENCE_SEED, up as u64)));
+            match self.enter_node(p as usize) {
+                Ok(entered) => Some(entered),
+                Err(h) => return Ok(FastHash::Hashed(h)),
             }
-            let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
-            Some((addr, outer))
         } else {
             None
         };

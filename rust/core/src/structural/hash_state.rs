@@ -32,7 +32,7 @@ pub(super) struct Hasher {
 }
 
 /// Seed of a back-reference's hash (the bytes of "backref").
-pub(super) const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
+const BACK_REFERENCE_SEED: u64 = 0x6261_636b_7265_66;
 
 impl Hasher {
 
@@ -55,6 +55,19 @@ impl Hasher {
     /// above itself, so its hash means the same wherever it is met.
     pub(super) fn self_contained(&self, depth: usize) -> bool {
         self.shallowest_reference >= depth
+    }
+
+    /// Enter a node that can close a cycle: `Ok` with what to leave later,
+    /// or `Err` with the hash of the back-reference it closes.
+    #[inline(always)]
+    pub(super) fn enter_node(&mut self, addr: usize) -> Result<(usize, usize), u64> {
+        if let Some(up) = self.path.enter_or_back_reference(addr) {
+            let target = self.path.depth() - up;
+            self.shallowest_reference = self.shallowest_reference.min(target);
+            return Err(hash_combine(BACK_REFERENCE_SEED, up as u64));
+        }
+        let outer = std::mem::replace(&mut self.shallowest_reference, usize::MAX);
+        Ok((addr, outer))
     }
 
     pub(super) fn leave(&mut self, cycle: Option<(usize, usize)>) {
