@@ -18,7 +18,7 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFunctionCell, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::arg_buffer::StackVec;
+use crate::convert::arg_buffer::{keep, take_kept, StackVec};
 use crate::convert::error_bridge::check;
 use crate::convert::ffi_to_py::any_to_py;
 use crate::convert::owned_any::OwnedAny;
@@ -319,30 +319,25 @@ struct ArgViews {
     owned: StackVec<bool, 8>,
 }
 
-/// The heap buffers of the last long argument list on this thread, kept
-/// for the next one: a long list's views are written into memory already
-/// touched (fresh pages, faulted in on first write, cost more than the
-/// conversions), and the allocator is not left to trim and grow its heap
-/// around every bulk call (`Array(list)`).
-type Spill = (Vec<TVMFFIAny>, Vec<bool>);
-
 thread_local! {
-    static SPILL: std::cell::Cell<Option<Spill>> = const { std::cell::Cell::new(None) };
+    /// The heap buffers of the last long argument list on this thread
+    /// (views and their owned flags), kept for the next one.
+    static SPILL_VIEWS: std::cell::Cell<Option<Vec<TVMFFIAny>>> = const { std::cell::Cell::new(None) };
+    static SPILL_OWNED: std::cell::Cell<Option<Vec<bool>>> = const { std::cell::Cell::new(None) };
 }
-
-/// The largest spill kept per thread (in views: 2 MiB with the flags).
-const SPILL_KEEP: usize = 1 << 17;
 
 impl ArgViews {
     /// Buffers for `n` arguments: inline ones for a few, else the thread's
     /// kept spill (a call made while another runs on this thread, from a
     /// callback, finds none and allocates its own).
     fn for_args(n: usize) -> ArgViews {
-        let (v, o) = if n > 8 { SPILL.with(|s| s.take()).unwrap_or_default() } else { Default::default() };
-        let mut views = ArgViews { views: StackVec::with_spill(TVMFFIAny::NONE, v), owned: StackVec::with_spill(false, o) };
-        views.views.reserve(n);
-        views.owned.reserve(n);
-        views
+        if n <= 8 {
+            return ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
+        }
+        ArgViews {
+            views: StackVec::with_spill(TVMFFIAny::NONE, take_kept(&SPILL_VIEWS, n)),
+            owned: StackVec::with_spill(false, take_kept(&SPILL_OWNED, n)),
+        }
     }
 
     fn push(&mut self, v: TVMFFIAny, owned: bool) {
@@ -358,11 +353,8 @@ impl Drop for ArgViews {
                 drop(OwnedAny(*v));
             }
         }
-        let spill = (self.views.take_spill(), self.owned.take_spill());
-        if spill.0.capacity() > 0 && spill.0.capacity() <= SPILL_KEEP {
-            // A thread being torn down keeps nothing.
-            let _ = SPILL.try_with(|s| s.set(Some(spill)));
-        }
+        keep(&SPILL_VIEWS, self.views.take_spill());
+        keep(&SPILL_OWNED, self.owned.take_spill());
     }
 }
 

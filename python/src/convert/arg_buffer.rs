@@ -1,6 +1,40 @@
-//! A small buffer for per-call values (argument views, borrowed wrappers):
-//! inline storage for the common arities, a heap vector only past them, so
-//! a call with a few arguments allocates nothing.
+//! Buffers for per-call values (argument views, borrowed wrappers, values
+//! on their way into a container): inline storage for the common arities,
+//! a heap vector only past them, so a call with a few arguments allocates
+//! nothing; and heap vectors a thread keeps between bulk calls ([`take_kept`],
+//! [`keep`]), so a long argument list or sequence is written into memory
+//! already touched (fresh pages, faulted in on first write, cost more than
+//! the conversions) and the allocator does not trim and grow its heap
+//! around every call.
+
+use std::cell::Cell;
+use std::thread::LocalKey;
+
+/// A thread's kept heap vector.
+pub type Kept<T> = LocalKey<Cell<Option<Vec<T>>>>;
+
+/// The largest vector kept per thread, in elements.
+const KEEP_MAX: usize = 1 << 17;
+
+/// The vector `slot` keeps (emptied), or a new one, with room for `n`. A
+/// bulk call made while another runs on this thread (from a callback or a
+/// conversion's Python code) finds none and allocates its own.
+pub fn take_kept<T: 'static>(slot: &'static Kept<T>, n: usize) -> Vec<T> {
+    let mut v = slot.with(|k| k.take()).unwrap_or_default();
+    v.clear();
+    v.reserve(n);
+    v
+}
+
+/// Keep `v` (emptied) in `slot` for the next bulk call, unless it is empty
+/// or larger than is worth holding on to.
+pub fn keep<T: 'static>(slot: &'static Kept<T>, mut v: Vec<T>) {
+    v.clear();
+    if v.capacity() > 0 && v.capacity() <= KEEP_MAX {
+        // A thread being torn down keeps nothing.
+        let _ = slot.try_with(|k| k.set(Some(v)));
+    }
+}
 
 /// Up to `N` values inline, more on the heap.
 pub struct StackVec<T: Copy, const N: usize> {

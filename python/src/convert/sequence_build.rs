@@ -6,6 +6,9 @@
 //! reference count taken on each object by the core), and the fresh
 //! buffers of each call cost more than the conversions.
 //!
+//! The buffer is one the thread keeps between builds
+//! (`arg_buffer::take_kept`).
+//!
 //! SAFETY invariants of this module: the GIL is held throughout; the
 //! buffer holds owned values only (released on drop unless the core took
 //! them).
@@ -20,6 +23,7 @@ use pyo3::types::{PyList, PyTuple};
 use tether_sys::abi::{TVMFFIAny, TVMFFIObject};
 use tether_sys::*;
 
+use crate::convert::arg_buffer::{keep, take_kept};
 use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::ffi_to_py::any_to_py;
 use crate::convert::owned_any::OwnedAny;
@@ -28,24 +32,16 @@ use crate::convert::rvalue_ref::is_rvalue_ref_ptr;
 use crate::convert::wrapper_access::type_name;
 
 thread_local! {
-    /// The last buffer used on this thread, kept for the next build (a
-    /// build started while another runs, from a conversion's Python code,
-    /// finds none and makes its own).
+    /// The buffer of the last build on this thread, kept for the next one.
     static KEPT: Cell<Option<Vec<TVMFFIAny>>> = const { Cell::new(None) };
 }
-
-/// The largest buffer kept per thread, in values (2 MiB).
-const KEEP_MAX: usize = 1 << 17;
 
 /// Owned values on their way into a container.
 struct OwnedValues(Vec<TVMFFIAny>);
 
 impl OwnedValues {
     fn take(n: usize) -> OwnedValues {
-        let mut v = KEPT.with(|k| k.take()).unwrap_or_default();
-        v.clear();
-        v.reserve(n);
-        OwnedValues(v)
+        OwnedValues(take_kept(&KEPT, n))
     }
 }
 
@@ -54,11 +50,7 @@ impl Drop for OwnedValues {
         for v in self.0.drain(..) {
             drop(OwnedAny(v));
         }
-        let v = std::mem::take(&mut self.0);
-        if v.capacity() > 0 && v.capacity() <= KEEP_MAX {
-            // A thread being torn down keeps nothing.
-            let _ = KEPT.try_with(|k| k.set(Some(v)));
-        }
+        keep(&KEPT, std::mem::take(&mut self.0));
     }
 }
 
