@@ -40,5 +40,6 @@ fn _ffi(m: &Bound<'_, PyModule>) -> PyResult<()> {
     tie::function_init::install(call::function_type::init_function_object);
     convert::py_to_ffi::install_callable_to_function(call::callback::function_from_callable);
     convert::error_bridge::install_any_to_py(convert::ffi_to_py::any_to_py);
+    call::native_call::register_backtrace_boundary(m.py())?;
     module::registration::populate(m)
 }

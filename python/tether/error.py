@@ -71,7 +71,9 @@ _TRACEBACK_MANAGER = TracebackManager()
 
 
 def _with_append_backtrace(py_error: BaseException, backtrace: str) -> BaseException:
-    """``py_error`` with the native frames of ``backtrace`` appended to its traceback."""
+    """``py_error`` with the native frames of ``backtrace`` (most recent call
+    first) appended to its traceback (most recent call last): each frame
+    becomes the head of the chain built so far."""
     tb = py_error.__traceback__
     for filename, lineno, func in _parse_backtrace(backtrace):
         tb = _TRACEBACK_MANAGER.append_traceback(tb, filename, lineno, func)
@@ -79,13 +81,15 @@ def _with_append_backtrace(py_error: BaseException, backtrace: str) -> BaseExcep
 
 
 def _traceback_to_backtrace_str(tb: Optional[types.TracebackType]) -> str:
-    """A Python traceback in the native backtrace format (innermost last)."""
+    """A Python traceback in the native backtrace format: most recent call
+    first, as native frames are stored (``_with_append_backtrace`` turns it
+    back into traceback order)."""
     lines = []
     while tb is not None:
         code = tb.tb_frame.f_code
         lines.append(f'  File "{code.co_filename}", line {tb.tb_lineno}, in {code.co_name}\n')
         tb = tb.tb_next
-    return "".join(lines)
+    return "".join(reversed(lines))
 
 
 core._WITH_APPEND_BACKTRACE = _with_append_backtrace

@@ -269,7 +269,11 @@ TETHER_DLL int TVMFFIErrorCreate(const TVMFFIByteArray* kind, const TVMFFIByteAr
 TETHER_DLL int TVMFFIErrorCreateWithCauseAndExtraContext(
     const TVMFFIByteArray* kind, const TVMFFIByteArray* message, const TVMFFIByteArray* backtrace,
     TVMFFIObjectHandle cause_chain, TVMFFIObjectHandle extra_context, TVMFFIObjectHandle* out);
-/* The calling thread's backtrace; valid until the thread's next call. */
+/* The calling thread's backtrace up to the FFI boundary (cross_ffi_boundary
+ * 0) or of the whole stack, at most TVM_TRACEBACK_LIMIT frames (512 when
+ * unset), the caller's own frame given by filename/lineno/func when not
+ * NULL; most recent call first. Valid until the thread's next call. The
+ * native frames are unresolved placeholders (TetherFFIBacktraceResolve). */
 TETHER_DLL const TVMFFIByteArray* TVMFFIBacktrace(const char* filename, int lineno,
                                                   const char* func, int cross_ffi_boundary);
 
@@ -532,6 +536,19 @@ TETHER_DLL int TVMFFIEnvModLookupFromImports(TVMFFIObjectHandle library_ctx, con
  * argument, a view kind such as a raw string among the values, memory)
  * nothing was taken. For frontends converting a whole sequence at once. */
 TETHER_DLL int TetherFFISeqFromOwned(TVMFFIAny* items, int64_t n, int32_t type_index, TVMFFIObjectHandle* out);
+
+/* Backtraces (TVMFFIBacktrace, an Error's backtrace) hold their native
+ * frames as addresses, placeholder lines that cost nothing to write:
+ *   File "<unresolved>", line 0, in 0x7f3a12345678
+ * This resolves them: *out is text with every such line replaced by the
+ * frames at that address (File "src.cc", line 12, in fn), other lines
+ * unchanged; it lives in a thread-local buffer, valid until the calling
+ * thread's next call. Resolved addresses are cached for the process. */
+TETHER_DLL int TetherFFIBacktraceResolve(const TVMFFIByteArray* text, TVMFFIByteArray* out);
+/* Backtraces taken in code that `function` calls stop at its frame, as they
+ * stop at TVMFFIFunctionCall's: for a frontend that calls a Function's
+ * safe_call directly. `function` is the function's entry address. */
+TETHER_DLL int TetherFFIBacktraceAddBoundary(const void* function);
 
 /* ---- arbitrary-precision integers (ffi.BigInt) ------------------------- */
 

@@ -367,13 +367,26 @@ struct NativeCall {
     result: *mut TVMFFIAny,
 }
 
+/// Native backtraces taken in a call made from Python stop at
+/// [`NativeCall::run`], which calls `safe_call` directly, as they stop at
+/// `TVMFFIFunctionCall`: the frames above it are the interpreter's.
+pub fn register_backtrace_boundary(py: Python<'_>) -> PyResult<()> {
+    let run: for<'py> fn(NativeCall, Python<'py>, bool) -> c_int = NativeCall::run;
+    // SAFETY: the address of a function of this library, which lives as
+    // long as the process keeps the extension.
+    let rc = unsafe { tether_sys::TetherFFIBacktraceAddBoundary(run as *const c_void) };
+    check(py, rc)
+}
+
 impl NativeCall {
     /// Run the call, giving the GIL away meanwhile if `release_gil`. Not
     /// pyo3's `allow_threads`: a daemon thread taking the GIL back at
     /// interpreter exit must park in `exit_park`'s frame rather than be
     /// unwound through Rust frames. Python code this thread runs meanwhile
     /// (callbacks, deleters) takes the GIL itself (`tether_park_callback`,
-    /// `exit_park::gil_ensure`), which also works when it was kept.
+    /// `exit_park::gil_ensure`), which also works when it was kept. Never
+    /// inlined: its frame is where native backtraces stop.
+    #[inline(never)]
     fn run(self, _py: Python<'_>, release_gil: bool) -> c_int {
         // SAFETY: the GIL is held (the token proves it) and, if given away,
         // taken back on this thread before returning; the pointers are

@@ -8,9 +8,10 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use tether_sys::abi::{type_index as ti, TVMFFIErrorCell, TVMFFIObject};
-use tether_sys::TVMFFIObjectIncRef;
+use tether_sys::abi::{type_index as ti, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject};
+use tether_sys::{TVMFFIObjectIncRef, TetherFFIBacktraceResolve};
 
+use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::owned_any::OwnedAny;
 use crate::convert::registry;
 use crate::convert::wrapper_access::handle_of;
@@ -40,13 +41,31 @@ pub fn error_parts(obj: &Bound<'_, PyAny>) -> PyResult<(String, String)> {
     Ok(unsafe { (registry::bytes_to_string(&c.kind), registry::bytes_to_string(&c.message)) })
 }
 
-/// The backtrace text of an `ffi.Error` wrapper.
+/// The backtrace text of an `ffi.Error` wrapper, its native frames
+/// resolved (they are kept as addresses until read).
 #[pyfunction]
 pub fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     let (_, c) = cell(obj)?;
     // SAFETY: as in `error_parts`.
-    Ok(unsafe { registry::bytes_to_string(&c.backtrace) })
+    let text = unsafe { registry::bytes_to_string(&c.backtrace) };
+    if !text.contains(UNRESOLVED_FRAME) {
+        return Ok(text);
+    }
+    let input = byte_array(&text);
+    let mut out = TVMFFIByteArray::EMPTY;
+    // SAFETY: a byte array valid for the call and an output slot; the
+    // result lives in the core's thread-local buffer until this thread's
+    // next call, and is copied out at once.
+    let rc = unsafe { TetherFFIBacktraceResolve(&input, &mut out) };
+    if rc != 0 {
+        return Err(take_ffi_error(obj.py()));
+    }
+    // SAFETY: as above.
+    Ok(unsafe { registry::bytes_to_string(&out) })
 }
+
+/// How the core writes a native frame not yet resolved (c_api.h).
+const UNRESOLVED_FRAME: &str = "File \"<unresolved>\"";
 
 /// Replace (`append` false) or extend the error's backtrace with `text`.
 #[pyfunction]

@@ -29,7 +29,8 @@ del _cls
 
 
 def _default_traceback_to_backtrace_str(tb: Optional[types.TracebackType]) -> str:
-    return "".join(traceback.format_tb(tb)) if tb is not None else ""
+    # Most recent call first, as native backtraces are stored.
+    return "".join(reversed(traceback.format_tb(tb))) if tb is not None else ""
 
 
 # Replaced by tether.error with its frame-synthesising versions.

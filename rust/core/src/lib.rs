@@ -70,6 +70,7 @@ pub use object::{ObjectPtr, ObjectRef, ObjectType, WeakRef};
 fn tether_core_builtin_globals() -> Vec<values::global_table::Builtin> {
     let mut all = values::global_table::globals_of_the_table();
     all.extend(values::function_metadata::builtins());
+    all.extend(values::backtrace_globals::builtins());
     all.extend(containers::globals::builtins());
     all.extend(tensor::builtins());
     all.extend(module::globals::builtins());
@@ -89,6 +90,7 @@ fn tether_core_builtin_globals() -> Vec<values::global_table::Builtin> {
 /// linker as above.
 #[no_mangle]
 fn tether_core_start_up_type_table() {
+    c_api::register_call_boundary();
     let registered = containers::conversions::register()
         .and_then(|()| module::object::register_type_attrs())
         .and_then(|()| structural::big_int_hooks::register())

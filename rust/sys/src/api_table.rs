@@ -1,6 +1,6 @@
 //! The core's function table: one `#[repr(C)]` struct holding a pointer to
 //! every exported `TVMFFI*` function (then tether's own C entries, such as
-//! `TetherFFISeqFromOwned`), reached through the one uniquely named symbol
+//! `TetherFFISeqFromOwned`, `TetherFFIBacktraceResolve`), reached through the one uniquely named symbol
 //! `tether_core_api_table`.
 //!
 //! Why a table: a process often already holds another library exporting the
@@ -164,6 +164,8 @@ macro_rules! with_core_api {
                 type_index: i32,
                 out: *mut TVMFFIObjectHandle,
             ) -> c_int;
+            fn TetherFFIBacktraceResolve(text: *const TVMFFIByteArray, out: *mut TVMFFIByteArray) -> c_int;
+            fn TetherFFIBacktraceAddBoundary(function: *const c_void) -> c_int;
         }
     };
 }

@@ -70,6 +70,8 @@ static TABLE: TetherCoreApiTable = TetherCoreApiTable {
     TVMFFIEnvModRegisterSystemLibSymbol: c_api::TVMFFIEnvModRegisterSystemLibSymbol,
     TVMFFIEnvModLookupFromImports: c_api::TVMFFIEnvModLookupFromImports,
     TetherFFISeqFromOwned: c_api::TetherFFISeqFromOwned,
+    TetherFFIBacktraceResolve: c_api::TetherFFIBacktraceResolve,
+    TetherFFIBacktraceAddBoundary: c_api::TetherFFIBacktraceAddBoundary,
 };
 
 /// The core's function table: static, immutable, valid while the library

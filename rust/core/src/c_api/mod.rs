@@ -22,6 +22,7 @@ use crate::abi::*;
 use crate::object::alloc_header;
 use crate::values::any::Any;
 use crate::containers::OpaqueObj;
+use crate::values::backtrace;
 use crate::values::error::{self, Error, ErrorObj};
 use crate::values::function::Function;
 use crate::object::{self, ObjectRef};
@@ -262,7 +263,9 @@ pub unsafe extern "C" fn TVMFFIFunctionCall(
         // The callee follows the same convention: its return code and raised
         // error pass straight through.
         // SAFETY: arguments validated above.
-        (0, Some(call)) => unsafe { call(func, args, num_args, result) },
+        // Kept out of tail position (black_box), so this function's frame
+        // stays on the stack for backtraces to stop at.
+        (0, Some(call)) => std::hint::black_box(unsafe { call(func, args, num_args, result) }),
         _ => -1,
     }
 }
@@ -412,26 +415,85 @@ pub unsafe extern "C" fn TVMFFIErrorCreateWithCauseAndExtraContext(
     })
 }
 
+/// The calling thread's backtrace up to the FFI boundary (or the whole
+/// stack with `cross_ffi_boundary`), at most `TVM_TRACEBACK_LIMIT` frames,
+/// the caller's frame named by `filename`/`lineno`/`func` when given. The
+/// native frames are addresses until the text is read through tether
+/// (`values::backtrace`), so raising costs no symbol lookup.
 #[no_mangle]
 pub unsafe extern "C" fn TVMFFIBacktrace(
     filename: *const c_char,
     lineno: c_int,
     func: *const c_char,
-    _cross_ffi_boundary: c_int,
+    cross_ffi_boundary: c_int,
 ) -> *const TVMFFIByteArray {
     thread_local! {
         static LAST: std::cell::RefCell<(String, TVMFFIByteArray)> =
             const { std::cell::RefCell::new((String::new(), TVMFFIByteArray::EMPTY)) };
     }
+    register_call_boundary();
     let file = (!filename.is_null()).then(|| cstr_lossy(filename));
     let func = (!func.is_null()).then(|| cstr_lossy(func));
-    let text = catch_unwind(|| error::backtrace_string(file.as_deref(), lineno, func.as_deref())).unwrap_or_default();
+    let explicit = match (&file, &func) {
+        (Some(file), Some(func)) => Some((file.as_str(), lineno, func.as_str())),
+        _ => None,
+    };
+    let req = backtrace::Request { explicit, stop_at_boundary: cross_ffi_boundary == 0 };
+    // Leave out this function's frame (and, with an explicit frame, its
+    // caller's, which that line replaces).
+    let text = catch_unwind(|| backtrace::capture(&req, 1)).unwrap_or_default();
     LAST.with(|l| {
         let mut l = l.borrow_mut();
         l.0 = text;
         l.1 = TVMFFIByteArray::from_slice(l.0.as_bytes());
         // The thread-local outlives this call; valid until the next call.
         &l.1 as *const TVMFFIByteArray
+    })
+}
+
+/// `TVMFFIFunctionCall` is where another language enters native code, so a
+/// backtrace taken below it stops there (as upstream's does).
+pub fn register_call_boundary() {
+    static ONCE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    ONCE.get_or_init(|| {
+        let _ = backtrace::add_boundary_function(TVMFFIFunctionCall as *const () as usize);
+    });
+}
+
+/// `text` with its native frames resolved to files, lines and function
+/// names, in `*out`: tether's own thread-local buffer, valid until the
+/// calling thread's next call. Text without unresolved frames comes back
+/// unchanged (bytes that are not UTF-8 as U+FFFD).
+#[no_mangle]
+pub unsafe extern "C" fn TetherFFIBacktraceResolve(text: *const TVMFFIByteArray, out: *mut TVMFFIByteArray) -> c_int {
+    const F: &str = "TetherFFIBacktraceResolve";
+    thread_local! {
+        static LAST: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    guard(F, || {
+        let input = bytes(text, F, "text")?;
+        let out = out_ptr(out, F)?;
+        // Bytes that are not UTF-8 (a foreign file name) become U+FFFD.
+        let input = String::from_utf8_lossy(input);
+        let resolved = backtrace::resolve(&input).into_owned();
+        LAST.with(|l| {
+            let mut l = l.borrow_mut();
+            *l = resolved;
+            *out = TVMFFIByteArray::from_slice(l.as_bytes());
+        });
+        Ok(())
+    })
+}
+
+/// Mark the function starting at `function` as an FFI boundary: backtraces
+/// taken in code it calls stop at its frame. For frontends that call a
+/// Function's `safe_call` directly rather than through `TVMFFIFunctionCall`.
+#[no_mangle]
+pub unsafe extern "C" fn TetherFFIBacktraceAddBoundary(function: *const c_void) -> c_int {
+    const F: &str = "TetherFFIBacktraceAddBoundary";
+    guard(F, || {
+        register_call_boundary();
+        backtrace::add_boundary_function(function as usize).map_err(|e| Error::value_error(format!("{F}: {e}")))
     })
 }
 

@@ -72,6 +72,8 @@ impl Drop for Library {
         if let Library::Shared { handle } = *self {
             // SAFETY: opened by `open` and closed only here.
             unsafe { libc::dlclose(handle) };
+            // Its addresses may now name other code.
+            crate::values::backtrace::forget_resolved();
         }
     }
 }

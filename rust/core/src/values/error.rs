@@ -12,6 +12,7 @@ use std::ptr::NonNull;
 use crate::abi::{
     kTVMFFIBacktraceUpdateModeAppend, type_index, TVMFFIByteArray, TVMFFIErrorCell, TVMFFIObject, TVMFFIObjectHandle,
 };
+use super::backtrace;
 use crate::object::{header_placeholder, ObjectPtr, ObjectRef, ObjectType};
 pub(crate) use crate::types::byte_array::byte_slice;
 
@@ -55,8 +56,9 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
-    pub fn backtrace(&self) -> &str {
-        &self.backtrace
+    /// The backtrace text, its native frames resolved (`values::backtrace`).
+    pub fn backtrace(&self) -> std::borrow::Cow<'_, str> {
+        backtrace::resolve(&self.backtrace)
     }
 
     /// Read an Error object (any other object becomes a TypeError).
@@ -113,29 +115,20 @@ impl From<crate::object::ObjectError> for Error {
     }
 }
 
-/// Backtraces cost a stack walk; they are captured only when asked for with
-/// `TETHER_BACKTRACE=1`.
+/// The core's own errors carry a backtrace only when asked for with
+/// `TETHER_BACKTRACE=1`: they are raised on paths Python uses as control
+/// flow, where even an address-only capture would show. When asked for,
+/// it is taken as `TVMFFIBacktrace` takes one (addresses only, resolved
+/// when read; `values::backtrace`).
 fn capture_backtrace() -> String {
     use std::sync::OnceLock;
     static ENABLED: OnceLock<bool> = OnceLock::new();
     if *ENABLED.get_or_init(|| std::env::var_os("TETHER_BACKTRACE").is_some_and(|v| v == "1")) {
-        std::backtrace::Backtrace::force_capture().to_string()
+        // Leave out this function's caller (Error::new) too.
+        backtrace::capture(&backtrace::Request { explicit: None, stop_at_boundary: true }, 1)
     } else {
         String::new()
     }
-}
-
-/// A full backtrace of the calling thread, for `TVMFFIBacktrace`.
-pub fn backtrace_string(filename: Option<&str>, lineno: i32, func: Option<&str>) -> String {
-    let mut s = std::backtrace::Backtrace::force_capture().to_string();
-    if let Some(f) = filename {
-        s.push_str(&format!("  File \"{f}\", line {lineno}"));
-        if let Some(func) = func {
-            s.push_str(&format!(", in {func}"));
-        }
-        s.push('\n');
-    }
-    s
 }
 
 /// # Safety
