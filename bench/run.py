@@ -47,6 +47,7 @@ TARGETS = [
     ("dlpack.", 0.8),
     ("repr.", 0.8),
     ("echo.", 0.5),
+    ("error.", 1.0),
 ]
 
 

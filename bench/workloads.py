@@ -140,6 +140,13 @@ def operations(lib: Library, native) -> Dict[str, Runner]:
     ops["array.obj_churn"] = _loop(index, {"a": lib.mod.convert([Node(i, None) for i in range(ARRAY_LEN)])})
     ops["array.int"] = _loop(index, {"a": ints})
 
+    # Errors as control flow: a native raise caught in Python, and a Python
+    # raise inside a callback caught by native code and raised again.
+    raise_error = lib.mod.get_global_func("testing.test_raise_error")
+    ops["error.native_raise"] = _raise_loop(raise_error, ("ValueError", "bench"), ValueError)
+    apply = lib.mod.get_global_func("testing.apply")
+    ops["error.callback_raise"] = _raise_loop(apply, (lib.mod.convert(_fail),), ValueError)
+
     make = native.make_object_loop
     ops["native.make_object.small"] = lambda n: make(n, False)
     ops["native.make_object.wide"] = lambda n: make(n, True)
@@ -178,7 +185,26 @@ def floors() -> Dict[str, Runner]:
     lst = list(range(ARRAY_LEN))
     for op in ("array.obj_hit", "array.obj_churn", "array.int"):
         out[op] = _loop(f"a[{ARRAY_LEN // 2}]", {"a": lst})
+    out["error.native_raise"] = _raise_loop(_fail, (), ValueError)
+    out["error.callback_raise"] = _raise_loop(lambda f: f(), (_fail,), ValueError)
     return out
+
+
+def _fail(*_args):
+    raise ValueError("bench")
+
+
+def _raise_loop(func, args: tuple, exc: type) -> Runner:
+    """A function calling `func(*args)` n times, catching the `exc` each raises."""
+
+    def run(n: int) -> None:
+        for _ in range(n):
+            try:
+                func(*args)
+            except exc:
+                pass
+
+    return run
 
 
 def _loop(expr: str, env: dict) -> Runner:

@@ -273,6 +273,108 @@ static void test_errors(void) {
   CHECK(TVMFFIBacktrace("abi_test.c", 1, "test_errors", 0) != NULL);
 }
 
+/* A function that fails as TVM_FFI_THROW does: the backtrace taken where
+ * it raises, then an Error object carrying it. `cross` asks for the frames
+ * beyond the FFI boundary too. */
+static int g_raise_line = 0;
+static int raise_with_backtrace(void* self, const TVMFFIAny* args, int32_t n, TVMFFIAny* result) {
+  (void)args;
+  (void)n;
+  (void)result;
+  int cross = self != NULL;
+  g_raise_line = __LINE__ + 1;
+  const TVMFFIByteArray* bt = TVMFFIBacktrace("abi_test.c", g_raise_line, "raise_with_backtrace", cross);
+  TVMFFIByteArray k = ba("ValueError"), m = ba("raised in C");
+  TVMFFIObjectHandle err = NULL;
+  if (TVMFFIErrorCreate(&k, &m, bt, &err) != 0) return -1;
+  TVMFFIErrorSetRaised(err);
+  TVMFFIObjectDecRef(err);
+  return -1;
+}
+
+static int64_t symbolized_count(void) {
+  TVMFFIObjectHandle f = global("tether.backtrace.SymbolizedCount");
+  TVMFFIAny res;
+  res.type_index = kTVMFFINone;
+  CHECK(f != NULL && TVMFFIFunctionCall(f, NULL, 0, &res) == 0 && res.type_index == kTVMFFIInt);
+  TVMFFIObjectDecRef(f);
+  return res.v_int64;
+}
+
+/* The backtrace text of the error a call raised (a new string). */
+static char* raised_backtrace(TVMFFIObjectHandle f) {
+  TVMFFIAny res;
+  res.type_index = kTVMFFINone;
+  CHECK(TVMFFIFunctionCall(f, NULL, 0, &res) != 0);
+  TVMFFIObjectHandle err = NULL;
+  TVMFFIErrorMoveFromRaised(&err);
+  CHECK(err != NULL);
+  if (err == NULL) return NULL;
+  TVMFFIErrorCell* cell = TetherErrorCell(err);
+  char* text = (char*)calloc(cell->backtrace.size + 1, 1);
+  memcpy(text, cell->backtrace.data, cell->backtrace.size);
+  TVMFFIObjectDecRef(err);
+  return text;
+}
+
+static void test_backtrace(void) {
+  TVMFFIObjectHandle within = NULL, across = NULL;
+  CHECK(TVMFFIFunctionCreate(NULL, raise_with_backtrace, NULL, &within) == 0);
+  CHECK(TVMFFIFunctionCreate((void*)1, raise_with_backtrace, NULL, &across) == 0);
+  int64_t before = symbolized_count();
+
+  /* Raising, moving and dropping errors looks up no symbol. */
+  char* within_text = NULL;
+  for (int i = 0; i < 100; ++i) {
+    char* t = raised_backtrace(within);
+    if (i == 0) {
+      within_text = t;
+    } else {
+      free(t);
+    }
+  }
+  char* text = raised_backtrace(across);
+  CHECK(symbolized_count() == before);
+  char expect[128];
+  snprintf(expect, sizeof expect, "  File \"abi_test.c\", line %d, in raise_with_backtrace\n", g_raise_line);
+  /* Stopped at the boundary: the raising frame (named by the caller, which
+   * replaces its own) and nothing beyond TVMFFIFunctionCall, once the
+   * core's own call plumbing is left out. */
+  TVMFFIByteArray in = ba(within_text), out = {NULL, 0};
+  CHECK(strncmp(within_text, expect, strlen(expect)) == 0);
+  CHECK(TetherFFIBacktraceResolve(&in, &out) == 0 && out.size == strlen(expect) &&
+        memcmp(out.data, expect, out.size) == 0);
+  free(within_text);
+  /* Across the boundary: placeholders for this test's own frames. */
+  CHECK(text != NULL && strncmp(text, expect, strlen(expect)) == 0);
+  CHECK(text != NULL && strstr(text, "File \"<unresolved>\", line 0, in 0x") != NULL);
+
+  /* Reading resolves them, once per address. */
+  in = ba(text);
+  CHECK(TetherFFIBacktraceResolve(&in, &out) == 0);
+  char* resolved = (char*)calloc(out.size + 1, 1);
+  memcpy(resolved, out.data, out.size);
+  CHECK(strstr(resolved, "test_backtrace") != NULL && strstr(resolved, "<unresolved>") == NULL);
+  CHECK(strncmp(resolved, expect, strlen(expect)) == 0);
+  int64_t after = symbolized_count();
+  CHECK(after > before);
+  CHECK(TetherFFIBacktraceResolve(&in, &out) == 0 && out.size == strlen(resolved));
+  CHECK(symbolized_count() == after);
+  /* Text without placeholders comes back as it was. */
+  TVMFFIByteArray plain = ba("  File \"x.py\", line 3, in f\n");
+  CHECK(TetherFFIBacktraceResolve(&plain, &out) == 0 && out.size == plain.size &&
+        memcmp(out.data, plain.data, plain.size) == 0);
+  free(resolved);
+  free(text);
+
+  /* Bad input is refused through the raised error. */
+  CHECK(TetherFFIBacktraceResolve(NULL, &out) != 0 && raised_matches("ValueError", "text"));
+  CHECK(TetherFFIBacktraceResolve(&plain, NULL) != 0 && raised_matches("ValueError", ""));
+  CHECK(TetherFFIBacktraceAddBoundary(NULL) != 0 && raised_matches("ValueError", "null"));
+  TVMFFIObjectDecRef(within);
+  TVMFFIObjectDecRef(across);
+}
+
 static int g_getter_calls = 0;
 static int int_getter(void* field, TVMFFIAny* out) {
   ++g_getter_calls;
@@ -552,6 +654,7 @@ int main(void) {
   test_version_and_strings();
   test_functions();
   test_errors();
+  test_backtrace();
   test_types();
   test_allocator();
   test_bad_input();

@@ -441,7 +441,8 @@ pub unsafe extern "C" fn TVMFFIBacktrace(
     let req = backtrace::Request { explicit, stop_at_boundary: cross_ffi_boundary == 0 };
     // Leave out this function's frame (and, with an explicit frame, its
     // caller's, which that line replaces).
-    let text = catch_unwind(|| backtrace::capture(&req, 1)).unwrap_or_default();
+    let entry = TVMFFIBacktrace as *const () as usize;
+    let text = catch_unwind(|| backtrace::capture(&req, entry, 0)).unwrap_or_default();
     LAST.with(|l| {
         let mut l = l.borrow_mut();
         l.0 = text;

@@ -120,12 +120,14 @@ impl From<crate::object::ObjectError> for Error {
 /// flow, where even an address-only capture would show. When asked for,
 /// it is taken as `TVMFFIBacktrace` takes one (addresses only, resolved
 /// when read; `values::backtrace`).
+#[inline(never)]
 fn capture_backtrace() -> String {
     use std::sync::OnceLock;
     static ENABLED: OnceLock<bool> = OnceLock::new();
     if *ENABLED.get_or_init(|| std::env::var_os("TETHER_BACKTRACE").is_some_and(|v| v == "1")) {
         // Leave out this function's caller (Error::new) too.
-        backtrace::capture(&backtrace::Request { explicit: None, stop_at_boundary: true }, 1)
+        let req = backtrace::Request { explicit: None, stop_at_boundary: true };
+        backtrace::capture(&req, capture_backtrace as *const () as usize, 1)
     } else {
         String::new()
     }

@@ -46,15 +46,14 @@ pub struct Request<'a> {
     pub stop_at_boundary: bool,
 }
 
-/// A backtrace of the calling thread, frames as placeholders. `capture`
-/// itself and every frame inside it are left out, and so are `skip` more
-/// frames above it (the entry point that asked, and its caller when the
-/// request names the raising frame explicitly).
-#[inline(never)]
-pub fn capture(req: &Request<'_>, skip: usize) -> String {
+/// A backtrace of the calling thread, frames as placeholders. The frames
+/// up to and including the one of `entry` (the function asking, given by
+/// its address) are left out, and so are `skip` more, and its caller's
+/// when the request names the raising frame explicitly.
+pub fn capture(req: &Request<'_>, entry: usize, skip: usize) -> String {
     let limit = capture::frame_limit();
     let skip = skip + usize::from(req.explicit.is_some());
-    let ips = capture::frame_addresses(capture as *const () as usize, skip, limit, req.stop_at_boundary);
+    let ips = capture::frame_addresses(entry, skip, limit, req.stop_at_boundary);
     let mut text = String::with_capacity(ips.len() * (UNRESOLVED_PREFIX.len() + 16) + 64);
     if let Some((file, line, func)) = req.explicit {
         let _ = writeln!(text, "  File \"{file}\", line {line}, in {func}");
@@ -93,7 +92,8 @@ mod tests {
 
     #[inline(never)]
     fn raise_here() -> String {
-        capture(&Request { explicit: Some(("here.cc", 7, "RaiseHere")), stop_at_boundary: false }, 0)
+        let req = Request { explicit: Some(("here.cc", 7, "RaiseHere")), stop_at_boundary: false };
+        capture(&req, raise_here as *const () as usize, 0)
     }
 
     #[test]
@@ -104,6 +104,15 @@ mod tests {
         assert!(lines.len() > 1, "no native frame captured: {text}");
         assert!(lines[1..].iter().all(|l| l.starts_with(UNRESOLVED_PREFIX)), "{text}");
         assert!(has_unresolved(&text));
+    }
+
+    #[test]
+    fn capturing_symbolizes_nothing() {
+        let before = symbolized_on_this_thread();
+        for _ in 0..100 {
+            assert!(has_unresolved(&raise_here()));
+        }
+        assert_eq!(symbolized_on_this_thread(), before);
     }
 
     #[test]

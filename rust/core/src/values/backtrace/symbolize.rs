@@ -107,7 +107,7 @@ fn excluded(f: &Frame) -> bool {
         "include/tvm/ffi/any.h",
         "include/c++/",
     ];
-    const PREFIXES: [&str; 8] = [
+    const PREFIXES: [&str; 9] = [
         "TVMFFIErrorSetRaisedFromCStr",
         "TVMFFIBacktrace",
         "_Py",
@@ -116,6 +116,8 @@ fn excluded(f: &Frame) -> bool {
         "std::panic::",
         "core::panic::unwind_safe::",
         "__rust_try",
+        // How a Function made from a C callback calls it.
+        "tether_core::values::function::trampoline",
     ];
     if f.file.as_deref().is_some_and(|file| FILES.iter().any(|p| file.contains(p))) {
         return true;
