@@ -18,7 +18,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
-	python sanitize fuzz test-asan clean bench bench-quick
+	python sanitize fuzz test-asan clean bench bench-quick bench-tvm
 
 all: build
 
@@ -163,6 +163,12 @@ test-upstream-py: python
 # Optional, not part of `make test`. tools/tvm_client/run_steps.py --help.
 test-tvm: python
 	$(PY) tools/tvm_client/run_steps.py --dir $(TARGET)/tvm-client
+
+# The same client timed side by side (tools/tvm_client/bench.py): import
+# time and peak RSS, the error round trips, TVMScript, te and Relax builds,
+# each in fresh processes, the two libraries alternated. Optional.
+bench-tvm: python
+	$(PY) tools/tvm_client/bench.py --dir $(TARGET)/tvm-client --out $(TARGET)/bench-tvm
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro
