@@ -32,6 +32,14 @@ def tree_class(lib) -> type:
     return lib.py_class(f"bench.{lib.name}.Tree")(type("Tree", (lib.base,), ns))
 
 
+def typed_tree_class(lib) -> type:
+    """The same tree with typed children (``Optional[Object]``), as users
+    declare them: each write goes through the field's type check."""
+    ns = {"__annotations__": {"value": int, "left": typing.Optional[lib.mod.Object],
+                              "right": typing.Optional[lib.mod.Object]}, "left": None, "right": None}
+    return lib.py_class(f"bench.{lib.name}.TypedTree")(type("TypedTree", (lib.base,), ns))
+
+
 def repr_node_class(lib) -> type:
     """The chain node of `workloads` (an int and an object field), under a
     key of its own."""
@@ -62,6 +70,7 @@ def operations(lib, loop) -> Dict[str, Runner]:
     mod = lib.mod
     ops: Dict[str, Runner] = {}
     Tree = tree_class(lib)
+    TypedTree = typed_tree_class(lib)
     Node = repr_node_class(lib)
     shash, sequal = mod.structural_hash, mod.structural_equal
     ser = mod.serialization
@@ -80,6 +89,11 @@ def operations(lib, loop) -> Dict[str, Runner]:
         text = ser.to_json_graph_str(tree)
         ops[f"json.save_tree{suffix}"] = loop("save(t)", {"save": ser.to_json_graph_str, "t": tree})
         ops[f"json.load_tree{suffix}"] = loop("load(s)", {"load": ser.from_json_graph_str, "s": text})
+        typed_text = ser.to_json_graph_str(build_tree(TypedTree, n))
+        ops[f"json.load_typed_tree{suffix}"] = loop("load(s)", {"load": ser.from_json_graph_str, "s": typed_text})
+        maps = mod.Array([mod.Map({"a": mod.Array([i, 2, 3]), "b": mod.Array([4.0, 5.0])}) for i in range(n)])
+        maps_text = ser.to_json_graph_str(maps)
+        ops[f"json.load_maps{suffix}"] = loop("load(s)", {"load": ser.from_json_graph_str, "s": maps_text})
     for suffix, n in _sizes(CONVERT_LEN):
         d = {f"key{i}": i for i in range(n)}
         ops[f"convert.map_dict{suffix}"] = loop("Map(d)", {"Map": mod.Map, "d": d})

@@ -491,3 +491,39 @@ def test_release_gil_default_follows_tvm_ffis_environment_variable():
     env["TVM_FFI_RELEASE_GIL_BY_DEFAULT"] = "1"
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+@py_class("tests.fast.Typed")
+class Typed(Object):
+    leaf: Optional[Leaf] = None
+    obj: Optional[Object] = None
+    req: Leaf = Leaf(0)
+
+
+@py_class("tests.fast.SubLeaf")
+class SubLeaf(Leaf):
+    w: int = 0
+
+
+def test_object_field_writes_skip_the_converter_only_for_what_it_returns_unchanged():
+    leaf, sub = Leaf(1), SubLeaf(2, 3)
+    t = Typed(leaf, sub, leaf)
+    assert t.leaf is leaf and t.obj is sub and t.req is leaf
+    t.leaf = sub  # a subclass instance passes as it is
+    assert t.leaf is sub
+    t.leaf = None
+    assert t.leaf is None
+    # What the converter refuses is still refused, with its message.
+    for bad in (5, "x", 1.5, Typed()):
+        with pytest.raises(TypeError):
+            t.leaf = bad
+        assert t.leaf is None
+    with pytest.raises(TypeError):
+        t.req = Typed()
+    # None is not a Leaf: a non-Optional field refuses it, as its converter does.
+    with pytest.raises(TypeError):
+        t.req = None
+    assert t.req is leaf
+    # The JSON graph loader writes through the same setters.
+    back = tether.serialization.from_json_graph_str(tether.serialization.to_json_graph_str(Typed(leaf, sub, leaf)))
+    assert type(back.leaf) is Leaf and type(back.obj) is SubLeaf and back.obj.w == 3 and back.leaf.v == 1

@@ -20,6 +20,7 @@ from .. import _ffi
 from .builtin_table import _builtin
 from .object import _register_class
 from .sentinels import MISSING
+from .type_schema import _ORIGIN_TO_INDEX
 from .type_info import TypeField, TypeInfo, _forget_type_info, _install_field_registrar, _remember_type_info
 
 __all__ = []
@@ -188,6 +189,31 @@ def _converter_of(py_field: Any, schema: Any) -> Any:
     return convert(convert_value)
 
 
+def _native_acceptance(py_field: Any, schema: Any) -> tuple:
+    """``(type_index, accepts_none)``: the object values the field's schema
+    converter returns unchanged, which the core then stores without calling
+    it -- instances of an object type (``Object`` or a reflected class),
+    and None when the field is Optional. ``(-1, False)`` when the field
+    has no such rule (its own field type converts, or the type is a builtin
+    with rules of its own, a container with element types, a union)."""
+    none = (-1, False)
+    if not isinstance(py_field._ty_schema, type(schema)) and getattr(py_field, "_field_type", None) is not None:
+        return none
+    if hasattr(py_field._ty_schema, "kind"):
+        return none
+    optional = getattr(schema, "origin", None) == "Optional"
+    inner = schema.args[0] if optional else schema
+    origin = getattr(inner, "origin", None)
+    index = getattr(inner, "origin_type_index", -1)
+    if inner.args or index < _OBJECT_INDEX:
+        return none
+    # Builtin value types (str, Shape, ...) convert even their own instances
+    # (a String may come back as a small string): they keep the call.
+    if origin != "Object" and (origin in _ORIGIN_TO_INDEX or str(origin).startswith("ffi.")):
+        return none
+    return index, optional
+
+
 def _register_fields(type_info: TypeInfo, fields: List[Any], structure_kind: Optional[int] = None) -> list:
     """Lay out and register ``fields`` on the allocated type; the TypeFields."""
     from .function import convert
@@ -206,8 +232,10 @@ def _register_fields(type_info: TypeInfo, fields: List[Any], structure_kind: Opt
         else:
             default = None
         metadata = json.dumps({"type_schema": schema.to_json()})
+        converter = _converter_of(py_field, schema)
+        accept_index, accept_none = _native_acceptance(py_field, schema) if converter is not None else (-1, False)
         records.append([py_field.name, py_field.doc, metadata, _flags(py_field), static_index, size, alignment,
-                        offset, _converter_of(py_field, schema), default])
+                        offset, converter, default, accept_index, accept_none])
         layouts.append((py_field, schema, offset, size, alignment, static_index))
         offset += size
     total_size = max((offset + 7) & ~7, _HEADER_SIZE)

@@ -88,13 +88,20 @@ def _made(container: type, items, expected: str, original) -> Any:
         raise _ConvertError(f"expected {expected}, got {_describe(original)}: {err}") from None
 
 
+_ANCESTORS: dict = {}  # type index -> its ancestors (fixed when the index is allocated)
+
+
 def _is_instance_index(actual: int, target: int) -> bool:
     if actual == target:
         return True
-    try:
-        return target in _ffi.type_info(actual)["ancestors"]
-    except (ValueError, KeyError):
-        return False
+    ancestors = _ANCESTORS.get(actual)
+    if ancestors is None:
+        try:
+            ancestors = frozenset(_ffi.type_info(actual)["ancestors"])
+        except (ValueError, KeyError):
+            return False
+        _ANCESTORS[actual] = ancestors
+    return target in ancestors
 
 
 def _dtype_class() -> type:

@@ -14,7 +14,10 @@
 //! size, alignment, offset, converter, default]`: the frontend lays the
 //! fields out (after the parent's reflected fields, C++'s rules); the core
 //! checks that layout rather than trusting it. `converter` (a Function or
-//! None) turns a value into what the field stores before every write.
+//! None) turns a value into what the field stores before every write. Two
+//! more items may follow, `accept_type_index, accept_none`: the object
+//! type whose instances (and None, when set) the converter returns as they
+//! are, which the setter then stores without calling it (-1: none).
 //!
 //! A parent may be `ffi.Object`, another class registered here (once its
 //! own fields are), or a native type whose instance storage is exactly its
@@ -140,6 +143,24 @@ struct Record {
     offset: usize,
     converter: Option<Function>,
     default: Any,
+    /// Object values the converter returns unchanged (see `make_setter`).
+    accepts: Option<Accepts>,
+}
+
+/// The values a field's converter is known to return unchanged: instances
+/// of `type_index`, and None when `none`.
+#[derive(Clone, Copy)]
+struct Accepts {
+    type_index: i32,
+    none: bool,
+}
+
+impl Accepts {
+    fn passes(self, v: &AnyView<'_>) -> bool {
+        let t = v.type_index();
+        (self.none && t == ti::kTVMFFINone)
+            || (t >= ti::kTVMFFIStaticObjectBegin && type_registry::is_instance(t, self.type_index))
+    }
 }
 
 /// The bytes a field of `storage` occupies in TVM-FFI's layouts.
@@ -170,10 +191,10 @@ fn storage_size(storage: Storage, static_index: i32) -> usize {
 fn parse_record(i: usize, value: &Any, key: &str) -> Result<Record, Error> {
     let rec = Array::from_object(value.get::<ObjectRef>()?)
         .map_err(|_| Error::type_error(format!("field record {i} of `{key}` must be an Array")))?;
-    if rec.len() != 10 {
+    if rec.len() != 10 && rec.len() != 12 {
         return Err(Error::value_error(format!(
             "field record {i} of `{key}` must be [name, doc, metadata, flags, field_static_type_index, size, \
-             alignment, offset, converter, default], got {} items",
+             alignment, offset, converter, default] and optionally [accept_type_index, accept_none], got {} items",
             rec.len()
         )));
     }
@@ -217,7 +238,18 @@ fn parse_record(i: usize, value: &Any, key: &str) -> Result<Record, Error> {
     } else {
         return Err(bad("the converter must be a Function or None"));
     };
+    let accepts = if rec.len() == 12 {
+        let index = i32::try_from(int(10, "accept_type_index")?).map_err(|_| bad("accept_type_index out of range"))?;
+        let none = rec.get(11)?.get::<bool>().map_err(|_| bad("accept_none must be a bool"))?;
+        if index >= 0 && index < ti::kTVMFFIStaticObjectBegin {
+            return Err(bad(&format!("accept_type_index {index} is not an object type")));
+        }
+        (index >= 0).then_some(Accepts { type_index: index, none })
+    } else {
+        None
+    };
     Ok(Record {
+        accepts,
         doc: text(1)?,
         metadata: text(2)?,
         flags: int(3, "flags")?,
@@ -261,9 +293,11 @@ fn check_layout(records: &[Record], start: usize, total_size: usize, key: &str) 
 
 /// The setter of one field: convert, then store as the field's C++ type.
 /// A value already of the field's POD kind (an FFI int for an int field, …)
-/// is one every converter returns unchanged, so it is stored without the
-/// call back into the frontend.
-fn make_setter(storage: Storage, converter: Option<Function>) -> Result<Function, Error> {
+/// is one every converter returns unchanged, and so is one the record says
+/// the converter accepts as it is (an instance of the field's object type,
+/// None for an Optional field): both are stored without the call back into
+/// the frontend.
+fn make_setter(storage: Storage, converter: Option<Function>, accepts: Option<Accepts>) -> Result<Function, Error> {
     let exact_kind = match storage {
         Storage::Int => Some(ti::kTVMFFIInt),
         Storage::Float => Some(ti::kTVMFFIFloat),
@@ -279,7 +313,11 @@ fn make_setter(storage: Storage, converter: Option<Function>) -> Result<Function
         }
         let addr = super::py_class::field_address(&args[0])?;
         let value = match &converter {
-            Some(convert) if exact_kind != Some(args[1].type_index()) => convert.call_views(&args[1..2])?,
+            Some(convert)
+                if exact_kind != Some(args[1].type_index()) && !accepts.is_some_and(|a| a.passes(&args[1])) =>
+            {
+                convert.call_views(&args[1..2])?
+            }
             _ => args[1].to_owned()?,
         };
         // SAFETY: the setter protocol passes the address of the field this
@@ -310,7 +348,7 @@ pub fn register_fields(type_index: i32, records: &Array, total_size: i64, struct
     let parsed = records.iter().enumerate().map(|(i, v)| parse_record(i, v, &key)).collect::<Result<Vec<_>, _>>()?;
     check_layout(&parsed, start, total, &key)?;
     for r in parsed {
-        let setter = make_setter(r.storage, r.converter)?;
+        let setter = make_setter(r.storage, r.converter, r.accepts)?;
         let has_default = r.flags & field_flag::kHasDefault != 0;
         let field = TVMFFIFieldInfo {
             name: TVMFFIByteArray::from_slice(r.name.as_bytes()),
