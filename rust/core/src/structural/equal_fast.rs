@@ -11,15 +11,15 @@
 //! bindings, def regions), so the result, the bindings recorded and any
 //! error are those of the walk.
 //!
-//! Invariant (every `unsafe` block below relies on it): while the fast
-//! path runs, no code outside the core runs — no `__s_equal__` hook, no
-//! field getter other than the in-place reads, no Map task, no frontend —
-//! so every object reachable from the pair it started at (which its caller
-//! owns) stays alive and unchanged, and values read in place may be used
-//! without a reference of their own until it returns. Whatever would run
-//! such code, and whatever lies deeper than [`FAST_DEPTH`], is handed back
-//! to the walk: each open level becomes an ordinary frame holding its own
-//! references ("handed over"), and the walk continues from there.
+//! Invariant (every `unsafe` block below relies on it): the fast path
+//! looks inside an object only while it holds a reference to it
+//! ([`super::fast_path`]), so fields reassigned by another thread meanwhile
+//! free nothing it reads. It runs no code outside the core (no
+//! `__s_equal__` hook, no field getter other than the in-place reads, no
+//! Map task, no frontend): whatever would, and whatever lies deeper than
+//! [`FAST_DEPTH`], is handed back to the walk: each open level becomes an
+//! ordinary frame holding its own references ("handed over"), and the walk
+//! continues from there.
 
 use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
@@ -30,7 +30,7 @@ use crate::values::error::Error;
 use crate::dataclass::native_field::peek_in_place;
 
 use super::active_path::can_close_cycle;
-use super::fast_path::{borrow, borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
+use super::fast_path::{borrow_object, hold, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::type_plan::FieldRead;
 use super::equal_state::{Equal, Frame, Task};
 use super::leaf_equal::leaf_equal;
@@ -91,8 +91,8 @@ impl Equal {
     }
 
     fn fast_array(&mut self, lp: *mut TVMFFIObject, rp: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<Fast, Error> {
-        // SAFETY: both are live Arrays (their type index says so), kept
-        // alive and unchanged per the module invariant.
+        // SAFETY: both are live Arrays (their type index says so), held by
+        // the caller and so unchanged (module invariant).
         let (a, b) = unsafe { ((*(lp as *const ArrayObj)).as_slice(), (*(rp as *const ArrayObj)).as_slice()) };
         let mut ok = a.len() == b.len();
         let mut i = 0;
@@ -180,9 +180,10 @@ impl Equal {
                 return Ok(Fast::HandedOver);
             };
             // SAFETY: the field belongs to the objects' type, and both are
-            // live per the module invariant.
+            // held (module invariant); `hold` takes a reference before
+            // anything looks inside the values.
             let (l, r) = unsafe { (peek_in_place(in_place, (lp as *const u8).add(read.offset)), peek_in_place(in_place, (rp as *const u8).add(read.offset))) };
-            let (l, r) = (borrow(l), borrow(r));
+            let (l, r) = (hold(l), hold(r));
             match leaf_equal(&l, &r) {
                 Some(true) => continue,
                 Some(false) => {
@@ -204,7 +205,7 @@ impl Equal {
                 }
                 Ok(handed) => {
                     if let Fast::NotWalked = handed {
-                        self.handed_over_pair = Some(((*l).clone(), (*r).clone()));
+                        self.handed_over_pair = Some((l, r));
                     }
                     let task = Task::Fields { lhs: (*lo).clone(), rhs: (*ro).clone(), kind: k, plan: plan_id, next, object_region, field_region };
                     self.handed_over.push(Frame { task, cycle });

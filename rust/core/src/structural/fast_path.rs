@@ -1,14 +1,18 @@
 //! What the fast paths of structural equality ([`super::equal_fast`]) and
 //! hashing ([`super::hash_fast`]) share: which values they walk, how deep,
-//! the switch that turns them off, and values used without a reference of
-//! their own.
+//! the switch that turns them off, and how they hold what they read.
 //!
 //! Invariant of both fast paths (every `unsafe` block here and there relies
-//! on it): while a fast path runs, no code outside the core runs — no hook,
-//! no field getter other than the in-place reads, no Map task, no frontend
-//! — so every object reachable from the value it started at (which its
-//! caller owns) stays alive and unchanged, and values read in place may be
-//! used without a reference of their own until it returns.
+//! on it): a fast path looks inside an object only while it holds a
+//! reference to it — the value it started at (which its caller owns) or a
+//! value it read from a field and took a reference to ([`hold`]) before
+//! descending. Another thread may reassign fields meanwhile (the GIL is
+//! released during structural calls, and a free-threaded build has none):
+//! that drops the field's reference, never the one held here, so nothing
+//! read is freed under the walk. An Array is immutable while more than one
+//! reference to it exists, so the items of a held Array may be read in
+//! place. The fast paths call no code outside the core (no hook, no field
+//! getter other than the in-place reads, no Map task, no frontend).
 
 use std::mem::ManuallyDrop;
 
@@ -33,19 +37,20 @@ pub(super) fn enabled() -> bool {
     *ENABLED.get_or_init(|| std::env::var_os("TETHER_STRUCTURAL_FAST_PATH").map_or(true, |v| v != "0"))
 }
 
-/// A value read in place, used without a reference of its own.
-pub(super) type Borrowed = ManuallyDrop<Any>;
-
-pub(super) fn borrow(raw: TVMFFIAny) -> Borrowed {
-    // SAFETY: per the module invariant, the value stays alive while the
-    // fast path runs; ManuallyDrop never gives back the reference it did
-    // not take.
-    ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) })
+/// A value just read from a field of a held object, with a reference of
+/// its own: the field may be reassigned by another thread once read.
+pub(super) fn hold(raw: TVMFFIAny) -> Any {
+    // SAFETY: `raw` was read from a live field (its object is held, per the
+    // module invariant); the clone takes the reference this path keeps and
+    // ManuallyDrop gives back none it did not take.
+    Any::clone(&ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) }))
 }
 
+/// The object of a value the caller holds, without a reference of its own.
 pub(super) fn borrow_object(p: *mut TVMFFIObject) -> ManuallyDrop<ObjectRef> {
     let p = std::ptr::NonNull::new(p).expect("an object value holds an object");
-    // SAFETY: as for `borrow`.
+    // SAFETY: the caller holds a reference to `p` for as long as this is
+    // used; ManuallyDrop never gives back the reference it did not take.
     ManuallyDrop::new(unsafe { ObjectRef::from_raw_owned(p) })
 }
 

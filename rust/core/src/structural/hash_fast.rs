@@ -4,12 +4,12 @@
 //! levels deep (see [`super::equal_fast`] for the same scheme applied to
 //! equality).
 //!
-//! Besides the walk's frame per object and the reference counts on each
-//! child, what it saves is the memo: the walk records every object's hash
-//! by address (a table insert and a reference per node), so a node met
-//! again is not hashed again. An object whose only reference is the one
-//! the walk came through (strong count 1; a memo entry would hold a
-//! second) can be met only there, so a tree or constant-tree node in that
+//! Besides the walk's frame per object, what it saves is the memo: the
+//! walk records every object's hash by address (a table insert and a
+//! reference per node), so a node met again is not hashed again. An object
+//! whose only references are the one the walk came through and the one
+//! held while it is hashed (strong count 2; a memo entry would hold a
+//! third) can be met only there, so a tree or constant-tree node in that
 //! state is hashed without a memo entry. What its entry could have served
 //! does not arise: its parent is met once, or memoised; it cannot be a Map
 //! key met later (the map would hold a second reference); and a node that
@@ -17,14 +17,14 @@
 //! the same (every DAG node and free variable below it is memoised).
 //! Other objects go through the memo as in the walk.
 //!
-//! Invariant (every `unsafe` block below relies on it): while the fast
-//! path runs, no code outside the core runs — no `__s_hash__` hook, no
-//! field getter other than the in-place reads, no frontend — so every
-//! object reachable from the value it started at (which its caller owns)
-//! stays alive and unchanged, and values read in place may be used
-//! without a reference of their own until it returns. Whatever would run
-//! such code, and whatever lies deeper than [`FAST_DEPTH`], is handed back
-//! to the walk as ordinary frames holding their own references.
+//! Invariant (every `unsafe` block below relies on it): the fast path
+//! looks inside an object only while it holds a reference to it
+//! ([`super::fast_path`]), so fields reassigned by another thread meanwhile
+//! free nothing it reads. It runs no code outside the core (no
+//! `__s_hash__` hook, no field getter other than the in-place reads, no
+//! frontend): whatever would, and whatever lies deeper than
+//! [`FAST_DEPTH`], is handed back to the walk as ordinary frames holding
+//! their own references.
 
 use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
@@ -36,7 +36,7 @@ use crate::dataclass::native_field::peek_in_place;
 
 use super::active_path::can_close_cycle;
 use super::type_plan::FieldRead;
-use super::fast_path::{borrow, borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
+use super::fast_path::{borrow_object, hold, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::hash_state::{Frame, Hasher, Task};
 use super::leaf_hash::leaf_hash;
 use super::{def_region, hash_combine, kind, SeqItems};
@@ -94,8 +94,8 @@ impl Hasher {
     }
 
     fn fast_array(&mut self, p: *mut TVMFFIObject, depth: usize, cycle: Option<(usize, usize)>) -> Result<FastHash, Error> {
-        // SAFETY: a live Array (its type index says so), kept alive and
-        // unchanged per the module invariant.
+        // SAFETY: a live Array (its type index says so), held by the
+        // caller and so unchanged (module invariant).
         let items = unsafe { (*(p as *const ArrayObj)).as_slice() };
         let mut h = hash_combine(super::type_index_key_hash(ti::kTVMFFIArray), items.len() as u64);
         for (i, item) in items.iter().enumerate() {
@@ -146,8 +146,9 @@ impl Hasher {
         // each one, behind its Arc, until the run ends), so the slice stays
         // where it is while the loop below calls back into `self`.
         let reads = unsafe { &*reads };
-        // SAFETY: a live object, per the module invariant.
-        let unshared = matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 1;
+        // SAFETY: a live object, held by the caller (module invariant):
+        // its parent's reference and that one.
+        let unshared = matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 2;
         if !unshared {
             if let Some((_, h)) = self.memo.get(&(p as usize)) {
                 let h = *h;
@@ -171,8 +172,9 @@ impl Hasher {
                 return Ok(FastHash::HandedOver);
             };
             // SAFETY: the field belongs to the object's type, and the
-            // object is live per the module invariant.
-            let v = borrow(unsafe { peek_in_place(in_place, (p as *const u8).add(read.offset)) });
+            // object is held (module invariant); `hold` takes a reference
+            // before anything looks inside the value.
+            let v = hold(unsafe { peek_in_place(in_place, (p as *const u8).add(read.offset)) });
             if let Some(lh) = leaf_hash(&v) {
                 h = hash_combine(h, lh);
                 continue;
@@ -187,7 +189,7 @@ impl Hasher {
                 }
                 Ok(handed) => {
                     if let FastHash::NotWalked = handed {
-                        self.handed_over_value = Some((*v).clone());
+                        self.handed_over_value = Some(v);
                     }
                     let task = Task::Fields { obj: (*obj).clone(), kind: k, plan: plan_id, next, h, object_region, field_region };
                     self.handed_over.push(Frame { task, cycle });
