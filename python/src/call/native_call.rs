@@ -28,7 +28,7 @@ use crate::convert::py_to_ffi::py_to_any_other;
 use crate::convert::registry;
 use crate::convert::wrapper_access::handle_of;
 use crate::convert::wrapper_access::type_name;
-use crate::tie::exit_park;
+use crate::tie::{exit_park, release_pool};
 use crate::tie::tie_state::{self, CObject};
 use crate::convert::error_bridge::result_into_ptr;
 
@@ -411,6 +411,8 @@ impl NativeCall {
             if release_gil {
                 exit_park::restore_thread(ts);
             }
+            // Releases other threads parked meanwhile (GIL held again).
+            release_pool::drain_with_gil();
             rc
         }
     }

@@ -1,6 +1,7 @@
 //! Any Python object as an `ffi.OpaquePyObject`: the FFI object holds a
-//! reference on it and releases it (under the GIL, through the exit
-//! parking frames) when the last native owner lets go.
+//! reference on it and releases it when the last native owner lets go (at
+//! once under the GIL, else parked until the GIL is next held: a release
+//! never waits for it, `tie::release_pool`).
 
 use std::ffi::c_void;
 use std::ptr;
@@ -11,20 +12,13 @@ use tether_sys::abi::{type_index as ti, TVMFFIObject};
 use tether_sys::*;
 
 use crate::convert::error_bridge::take_ffi_error;
-use crate::tie::exit_park;
+use crate::tie::release_pool;
 
 pub unsafe extern "C" fn release_pyobject(p: *mut c_void) {
-    if p.is_null() || !exit_park::python_alive() {
-        return; // after interpreter exit the OS reclaims it
-    }
-    // Any thread may drop the last native owner; the decref needs the GIL
-    // and may run `__del__`, so both go through the exit parking frames.
-    let gil = exit_park::gil_ensure();
-    // SAFETY: `p` is a PyObject we hold one reference on; GIL held.
-    unsafe {
-        exit_park::decref(p as *mut ffi::PyObject);
-        ffi::PyGILState_Release(gil);
-    }
+    // Any thread may drop the last native owner, holding locks of its own:
+    // the decref happens now only if this thread holds the GIL.
+    // SAFETY: `p` is a PyObject we hold one reference on, handed over.
+    unsafe { release_pool::decref(p as *mut ffi::PyObject) }
 }
 
 /// Wrap any Python object as an `ffi.OpaquePyObject` holding a reference.

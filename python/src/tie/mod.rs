@@ -18,6 +18,7 @@ pub mod function_init;
 pub mod handle_pin;
 pub mod kept_memory;
 pub mod py_allocator;
+pub mod release_pool;
 pub mod side_table;
 pub mod tie_state;
 pub mod tying_lock;

@@ -135,16 +135,13 @@ unsafe fn delete_space(body: *mut c_void, offset: usize) {
             Err(_) => cur = load_unlocked(w),
         }
     }
-    if cur & INACTIVE != 0 && crate::tie::exit_park::python_alive() {
+    if cur & INACTIVE != 0 {
         let wrapper = (cur & !TAGS) as *mut c_void;
-        // Freeing Python memory needs the GIL.
-        let gil = crate::tie::exit_park::gil_ensure();
+        // Freeing Python memory needs the GIL, which a release never waits
+        // for: without it the memory is freed when the GIL is next held.
         // SAFETY: the kept memory is a GC allocation nobody references
-        // (module invariant); GIL held.
-        unsafe {
-            crate::tie::kept_memory::discard_kept(wrapper as *mut ffi::PyObject);
-            ffi::PyGILState_Release(gil);
-        }
+        // (module invariant), handed over.
+        unsafe { crate::tie::release_pool::discard_kept(wrapper as *mut ffi::PyObject) };
     }
     // After interpreter exit kept wrapper memory is left to the OS.
     // SAFETY: no reference to the object or its wrapper binding remains.
