@@ -112,7 +112,7 @@ impl TensorTypeMemo {
                     return Some(Err(read_only_ndarray_error()));
                 }
                 let form = if m.ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, 0, false, Access::Writable));
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, 0, false));
             }
         }
         #[cfg(Py_GIL_DISABLED)]
@@ -172,7 +172,7 @@ impl TensorTypeMemo {
             return Err(read_only_ndarray_error());
         }
         let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false, Access::Writable)
+        tensor_from_exporter(py, obj, api, ptr::null_mut(), form, 0, false)
     }
 }
 
@@ -197,14 +197,17 @@ impl TensorTypeMemo {
 
     /// `from_dlpack(obj)` for a value of the remembered type, unchanged:
     /// its table, method and export form as remembered, read-only arrays
-    /// kept read-only. None otherwise (nothing was done).
+    /// refused. None otherwise (nothing was done).
     fn import_remembered(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> Option<PyResult<OwnedAny>> {
         #[cfg(not(Py_GIL_DISABLED))]
         {
             let m = TENSOR_TYPE.get(py).get();
             if m.tp != 0 && Self::key(obj) == Some((m.tp, m.tag)) {
+                if m.ndarray && !ndarray_is_writeable(obj) {
+                    return Some(Err(read_only_ndarray_error()));
+                }
                 let form = if m.ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, align, contiguous, Access::ReadOnlyKept));
+                return Some(tensor_from_exporter(py, obj, m.api, m.method, form, align, contiguous));
             }
         }
         #[cfg(Py_GIL_DISABLED)]
@@ -244,11 +247,11 @@ unsafe fn legacy_ndarray_export(py: Python<'_>, obj: *mut ffi::PyObject, method:
             }
             ffi::PyErr_Clear();
             let o = pyo3::Borrowed::from_ptr(py, obj);
-            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false, Access::Writable));
+            return general(tensor_from_exporter(py, &o, ptr::null(), method, ExportForm::Versioned, 0, false));
         }
         let name = if ffi::PyCapsule_CheckExact(cap) == 1 { ffi::PyCapsule_GetName(cap) } else { ptr::null() };
         if name.is_null() || !c_str_is(name, LEGACY) {
-            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false, Access::Writable));
+            return general(from_capsule(py, &Bound::from_owned_ptr(py, cap), 0, false));
         }
         let managed = ffi::PyCapsule_GetPointer(cap, name) as *mut DLManagedTensor;
         let mut out: *mut c_void = ptr::null_mut();
@@ -319,19 +322,6 @@ fn read_only_ndarray_error() -> PyErr {
     )
 }
 
-/// Whether a conversion may produce a Tensor over read-only memory.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Access {
-    /// `from_dlpack`: the Tensor keeps the producer's read-only flag (and
-    /// exports it again), so the memory stays read-only for consumers that
-    /// read the flag.
-    ReadOnlyKept,
-    /// A call argument (or any implicit conversion): the callee receives a
-    /// bare `DLTensor`, which carries no flag and may be written, so
-    /// read-only memory is refused with `BufferError`.
-    Writable,
-}
-
 /// The export form for an exact `ndarray`. The versioned capsule costs
 /// NumPy a keyword parse that `__dlpack__()` does not, and for a writable
 /// array the two say the same: NumPy's legacy export refuses read-only
@@ -375,10 +365,12 @@ fn unbound_dlpack(obj: &Bound<'_, PyAny>) -> *mut ffi::PyObject {
 
 /// A Tensor for `obj`: a tether Tensor as is, a DLPack capsule, an object
 /// publishing the exchange table, or any object with `__dlpack__`.
+/// Read-only memory is refused with `BufferError` (a Tensor hands native
+/// code a `DLTensor` it may write, and no kernel checks a flag).
 pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
     // SAFETY: a type check on a live object.
     if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
-        return from_capsule(py, obj, align, contiguous, Access::ReadOnlyKept);
+        return from_capsule(py, obj, align, contiguous);
     }
     // A type met before, unchanged: what was found for it then.
     if let Some(t) = TensorTypeMemo::import_remembered(py, obj, align, contiguous) {
@@ -398,8 +390,11 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
     }
     let ndarray = is_exact_ndarray(obj);
     TensorTypeMemo::remember(py, obj, false, api, ndarray);
+    if ndarray && !ndarray_is_writeable(obj) {
+        return Err(read_only_ndarray_error());
+    }
     let form = if ndarray { ndarray_export_form(obj) } else { ExportForm::Versioned };
-    tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous, Access::ReadOnlyKept)
+    tensor_from_exporter(py, obj, api, ptr::null_mut(), form, align, contiguous)
 }
 
 /// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
@@ -414,11 +409,10 @@ fn tensor_from_exporter(
     form: ExportForm,
     align: i32,
     contiguous: bool,
-    access: Access,
 ) -> PyResult<OwnedAny> {
     // SAFETY: a type check on a live object.
     if unsafe { ffi::PyCapsule_CheckExact(obj.as_ptr()) } == 1 {
-        return from_capsule(py, obj, align, contiguous, access);
+        return from_capsule(py, obj, align, contiguous);
     }
     if !api.is_null() {
         // SAFETY: the producer's own table, for an object of its type.
@@ -428,7 +422,7 @@ fn tensor_from_exporter(
             if unsafe { export(obj.as_ptr() as *mut c_void, &mut managed) } != 0 || managed.is_null() {
                 return Err(PyErr::take(py).unwrap_or_else(|| PyBufferError::new_err("DLPack export failed")));
             }
-            let t = adopt_versioned(py, managed, align, contiguous, access);
+            let t = adopt_versioned(py, managed, align, contiguous);
             if t.is_err() {
                 // Not adopted: the managed tensor is still ours to delete.
                 // SAFETY: the producer's live managed tensor, deleted once.
@@ -454,7 +448,7 @@ fn tensor_from_exporter(
         };
         if !raw.is_null() {
             // SAFETY: a new reference.
-            return from_capsule(py, &unsafe { Bound::from_owned_ptr(py, raw) }, align, contiguous, access);
+            return from_capsule(py, &unsafe { Bound::from_owned_ptr(py, raw) }, align, contiguous);
         }
         let e = PyErr::fetch(py);
         if !e.is_instance_of::<PyBufferError>(py) {
@@ -495,12 +489,12 @@ fn tensor_from_exporter(
         // SAFETY: a new reference.
         unsafe { Bound::from_owned_ptr(py, raw) }
     };
-    from_capsule(py, &capsule, align, contiguous, access)
+    from_capsule(py, &capsule, align, contiguous)
 }
 
 /// A Tensor adopting the managed tensor of an unused DLPack capsule
 /// (renamed used on success; on failure its destructor still owns it).
-fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: bool, access: Access) -> PyResult<OwnedAny> {
+fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: bool) -> PyResult<OwnedAny> {
     // SAFETY: capsule names and pointers are read per the module invariants.
     unsafe {
         let c = cap.as_ptr();
@@ -513,7 +507,7 @@ fn from_capsule(py: Python<'_>, cap: &Bound<'_, PyAny>, align: i32, contiguous: 
             if managed.is_null() {
                 return Err(PyErr::fetch(py));
             }
-            let t = adopt_versioned(py, managed, align, contiguous, access)?;
+            let t = adopt_versioned(py, managed, align, contiguous)?;
             ffi::PyCapsule_SetName(c, VERSIONED_USED.as_ptr());
             return Ok(t);
         }
@@ -554,17 +548,17 @@ unsafe fn c_str_is(s: *const std::ffi::c_char, expected: &CStr) -> bool {
 }
 
 /// Hand a versioned managed tensor to the core (which owns it on success;
-/// on failure the caller still does). With [`Access::Writable`] one
-/// flagged read-only is refused before the core sees it.
+/// on failure the caller still does). One flagged read-only is refused
+/// before the core sees it: a Tensor hands native code a bare `DLTensor`,
+/// which carries no flag and may be written.
 fn adopt_versioned(
     py: Python<'_>,
     managed: *mut DLManagedTensorVersioned,
     align: i32,
     contiguous: bool,
-    access: Access,
 ) -> PyResult<OwnedAny> {
     // SAFETY: a live managed tensor (the producer's contract).
-    if access == Access::Writable && unsafe { (*managed).flags } & tether_sys::dlpack::DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
+    if unsafe { (*managed).flags } & tether_sys::dlpack::DLPACK_FLAG_BITMASK_READ_ONLY != 0 {
         return Err(PyBufferError::new_err(
             "cannot pass a read-only DLPack tensor (its producer set DLPACK_FLAG_BITMASK_READ_ONLY) as an argument: \
              the callee receives a DLTensor it may write to; pass a writable copy",
