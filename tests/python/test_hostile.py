@@ -248,3 +248,21 @@ def test_overriding_or_removing_builtin_globals_does_not_change_tether():
     """)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "ok"
+
+
+@pytest.mark.parametrize("make", [tether.Array, tether.List], ids=["Array", "List"])
+def test_a_list_changed_by_an_items_conversion_converts_as_it_was(make):
+    # An item's __tvm_ffi_value__ hook empties and refills the list being
+    # converted: the container holds the items the list had when the
+    # conversion began (a snapshot, as apache-tvm-ffi converts it).
+    lst = []
+
+    class Hook:
+        def __tvm_ffi_value__(self):
+            lst[:] = ["replaced"] * 5
+            return 7
+
+    lst.extend([1, Hook(), 3, "x"])
+    out = make(lst)
+    assert list(out) == [1, 7, 3, "x"]
+    assert lst == ["replaced"] * 5

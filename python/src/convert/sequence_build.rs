@@ -6,12 +6,17 @@
 //! reference count taken on each object by the core), and the fresh
 //! buffers of each call cost more than the conversions.
 //!
-//! The buffer is one the thread keeps between builds
+//! A list is converted from a snapshot (a tuple of its items, taken in one
+//! step, under the list's own lock on a free-threaded build): an item's
+//! conversion may run Python code that changes the list, and the result is
+//! the list as it was when the build began, as upstream's `Array(list)`
+//! gives it. The buffer is one the thread keeps between builds
 //! (`arg_buffer::take_kept`).
 //!
-//! SAFETY invariants of this module: the GIL is held throughout; the
-//! buffer holds owned values only (released on drop unless the core took
-//! them).
+//! SAFETY invariants of this module: the GIL is held throughout (on a
+//! free-threaded build: the thread is attached); items are read only from
+//! a tuple this module holds, which nothing can change; the buffer holds
+//! owned values only (released on drop unless the core took them).
 
 use std::cell::Cell;
 use std::ptr;
@@ -61,48 +66,47 @@ fn has_moves(items: &[*mut ffi::PyObject]) -> bool {
     items.iter().any(|&p| unsafe { is_rvalue_ref_ptr(p) })
 }
 
-/// The items of a list or tuple, borrowed; None for anything else.
-fn items_of<'a>(seq: &'a Bound<'_, PyAny>) -> Option<&'a [*mut ffi::PyObject]> {
-    // SAFETY: the exact layouts of list and tuple objects; the slices are
-    // read before any Python code runs (see `build`).
-    unsafe {
-        if let Ok(l) = seq.downcast::<PyList>() {
-            let l = l.as_ptr() as *mut ffi::PyListObject;
-            let n = (*l).ob_base.ob_size as usize;
-            return Some(if n == 0 { &[] } else { std::slice::from_raw_parts((*l).ob_item, n) });
-        }
-        if let Ok(t) = seq.downcast::<PyTuple>() {
-            let t = t.as_ptr() as *mut ffi::PyTupleObject;
-            return Some(std::slice::from_raw_parts((*t).ob_item.as_ptr(), (*t).ob_base.ob_size as usize));
-        }
+/// The items of a list or tuple as a tuple (the tuple itself, or a new
+/// snapshot of the list); None for anything else.
+fn snapshot<'py>(seq: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    if let Ok(t) = seq.downcast::<PyTuple>() {
+        return Ok(Some(t.clone()));
     }
-    None
+    if let Ok(l) = seq.downcast::<PyList>() {
+        return Ok(Some(l.to_tuple()));
+    }
+    Ok(None)
+}
+
+/// The items of a tuple, borrowed from it.
+fn items_of<'a>(t: &'a Bound<'_, PyTuple>) -> &'a [*mut ffi::PyObject] {
+    // SAFETY: the exact layout of a tuple object, whose items never change
+    // and live as long as it does.
+    unsafe {
+        let t = t.as_ptr() as *mut ffi::PyTupleObject;
+        std::slice::from_raw_parts((*t).ob_item.as_ptr(), (*t).ob_base.ob_size as usize)
+    }
 }
 
 /// A new container of type `type_index` (Array or List) holding `seq`'s
 /// items, or None when an item is a move (the caller then makes the
 /// container through a call, which handles moves).
 pub fn build(py: Python<'_>, seq: &Bound<'_, PyAny>, type_index: i32) -> PyResult<Option<PyObject>> {
-    let Some(items) = items_of(seq) else {
+    let Some(tuple) = snapshot(seq)? else {
         return Err(PyTypeError::new_err(format!("expected a list or tuple, got {}", type_name(seq))));
     };
+    let items = items_of(&tuple);
     if has_moves(items) {
         return Ok(None);
     }
     let mut values = OwnedValues::take(items.len());
-    let mut i = 0;
-    loop {
-        // A conversion may run Python code that changes a list: its items
-        // are read afresh each step, and the item being converted is held.
-        let Some(items) = items_of(seq) else { unreachable!("checked above") };
-        let Some(&p) = items.get(i) else { break };
-        i += 1;
-        // SAFETY: a live item of the sequence.
+    for &p in items {
+        // SAFETY: a live item of the snapshot, which holds it.
         if let Some(v) = unsafe { plain_value_ptr(p) } {
             values.0.push(v);
             continue;
         }
-        // SAFETY: as above; the new reference keeps it alive while converting.
+        // SAFETY: as above.
         let item = unsafe { Bound::from_borrowed_ptr(py, p) };
         values.0.push(py_to_any(py, &item)?.into_raw());
     }

@@ -79,10 +79,35 @@ def _resolve(owner: type, cls: type, caller_locals: Optional[dict] = None,
             except Exception as e:  # noqa: BLE001 - reported with the others
                 problems.append(f"{name}: {annotation} ({e})")
                 continue
+        if _has_forward_ref(annotation):
+            # Quoted names inside an annotation (``Optional["Node"]``, the
+            # class naming itself) resolve in the same scope, so the field
+            # is checked as declared rather than taken as Any.
+            try:
+                annotation = _eval_nested(annotation, globalns, localns)
+            except Exception as e:  # noqa: BLE001 - reported with the others
+                problems.append(f"{name}: {annotation} ({e})")
+                continue
         out[name] = annotation
     if problems:
         raise UnresolvedAnnotations(cls, problems)
     return out
+
+
+def _has_forward_ref(tp: Any, depth: int = 0) -> bool:
+    """Whether a resolved annotation still holds a quoted name."""
+    if isinstance(tp, (str, typing.ForwardRef)):
+        return True
+    if depth > 32:  # annotations nest a few levels; a deeper one is not walked
+        return False
+    return any(_has_forward_ref(a, depth + 1) for a in typing.get_args(tp))
+
+
+def _eval_nested(tp: Any, globalns: dict, localns: dict) -> Any:
+    """``tp`` with every quoted name in it evaluated in the class's scope,
+    as ``typing.get_type_hints`` evaluates a class's annotations."""
+    holder = type("_Annotations", (), {"__annotations__": {"tp": tp}, "__module__": __name__})
+    return typing.get_type_hints(holder, globalns=globalns, localns=localns, include_extras=True)["tp"]
 
 
 def _is_class_var(tp: Any) -> bool:
