@@ -47,3 +47,57 @@ def test_revived_function_wrapper_called_from_many_threads():
     f = holder[0]
     assert id(f) == first, "the Function wrapper was not revived in place"
     assert call_together(f, 1000) == []
+
+
+IDLE_THREADS_CHILD = """
+import os, sys, threading
+import tether
+
+def rss():
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+data = list(range(100000))
+work = sys.argv[1] == "1"
+tether.Array(data)
+before = rss()
+ready, stop = threading.Barrier(101), threading.Event()
+
+def run():
+    if work:  # one long sequence and one long argument list, then idle
+        tether.Array(data)
+        tether.get_global_func("testing.echo")(*range(20))
+    ready.wait()
+    stop.wait()
+
+threads = [threading.Thread(target=run) for _ in range(100)]
+for t in threads:
+    t.start()
+ready.wait()
+print(rss() - before)
+stop.set()
+for t in threads:
+    t.join()
+"""
+
+
+def test_idle_threads_keep_little_after_one_bulk_conversion():
+    # Each thread keeps a small buffer of its own; the large one is kept
+    # once for the process. (Keeping the large one per thread held about
+    # 2 MiB per idle thread.)
+    import os
+    import subprocess
+    import sys
+
+    if not os.path.exists("/proc/self/statm"):
+        import pytest
+
+        pytest.skip("reads the resident set size from /proc (Linux)")
+
+    def growth(work):
+        out = subprocess.run([sys.executable, "-c", IDLE_THREADS_CHILD, work], capture_output=True, text=True,
+                             timeout=120, check=True)
+        return int(out.stdout.split()[-1])
+
+    extra = growth("1") - growth("0")
+    assert extra < 100 * (1 << 20), f"100 idle threads hold {extra / (1 << 20):.1f} MiB after one conversion each"

@@ -18,7 +18,7 @@ use pyo3::ffi;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFunctionCell, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::arg_buffer::{keep, take_kept, StackVec};
+use crate::convert::arg_buffer::{keep, take_kept, Shared, StackVec};
 use crate::convert::error_bridge::check;
 use crate::convert::ffi_to_py::any_to_py;
 use crate::convert::owned_any::OwnedAny;
@@ -325,6 +325,9 @@ thread_local! {
     static SPILL_VIEWS: std::cell::Cell<Option<Vec<TVMFFIAny>>> = const { std::cell::Cell::new(None) };
     static SPILL_OWNED: std::cell::Cell<Option<Vec<bool>>> = const { std::cell::Cell::new(None) };
 }
+/// The large spill buffers kept for the process.
+static SHARED_VIEWS: Shared<TVMFFIAny> = Shared::new();
+static SHARED_OWNED: Shared<bool> = Shared::new();
 
 impl ArgViews {
     /// Buffers for `n` arguments: inline ones for a few, else the thread's
@@ -335,8 +338,8 @@ impl ArgViews {
             return ArgViews { views: StackVec::new(TVMFFIAny::NONE), owned: StackVec::new(false) };
         }
         ArgViews {
-            views: StackVec::with_spill(TVMFFIAny::NONE, take_kept(&SPILL_VIEWS, n)),
-            owned: StackVec::with_spill(false, take_kept(&SPILL_OWNED, n)),
+            views: StackVec::with_spill(TVMFFIAny::NONE, take_kept(&SPILL_VIEWS, &SHARED_VIEWS, n)),
+            owned: StackVec::with_spill(false, take_kept(&SPILL_OWNED, &SHARED_OWNED, n)),
         }
     }
 
@@ -353,8 +356,8 @@ impl Drop for ArgViews {
                 drop(OwnedAny(*v));
             }
         }
-        keep(&SPILL_VIEWS, self.views.take_spill());
-        keep(&SPILL_OWNED, self.owned.take_spill());
+        keep(&SPILL_VIEWS, &SHARED_VIEWS, self.views.take_spill());
+        keep(&SPILL_OWNED, &SHARED_OWNED, self.owned.take_spill());
     }
 }
 

@@ -28,7 +28,7 @@ use pyo3::types::{PyList, PyTuple};
 use tether_sys::abi::{TVMFFIAny, TVMFFIObject};
 use tether_sys::*;
 
-use crate::convert::arg_buffer::{keep, take_kept};
+use crate::convert::arg_buffer::{keep, take_kept, Shared};
 use crate::convert::error_bridge::take_ffi_error;
 use crate::convert::ffi_to_py::any_to_py;
 use crate::convert::owned_any::OwnedAny;
@@ -40,13 +40,15 @@ thread_local! {
     /// The buffer of the last build on this thread, kept for the next one.
     static KEPT: Cell<Option<Vec<TVMFFIAny>>> = const { Cell::new(None) };
 }
+/// The large buffer kept for the process.
+static SHARED: Shared<TVMFFIAny> = Shared::new();
 
 /// Owned values on their way into a container.
 struct OwnedValues(Vec<TVMFFIAny>);
 
 impl OwnedValues {
     fn take(n: usize) -> OwnedValues {
-        OwnedValues(take_kept(&KEPT, n))
+        OwnedValues(take_kept(&KEPT, &SHARED, n))
     }
 }
 
@@ -55,7 +57,7 @@ impl Drop for OwnedValues {
         for v in self.0.drain(..) {
             drop(OwnedAny(v));
         }
-        keep(&KEPT, std::mem::take(&mut self.0));
+        keep(&KEPT, &SHARED, std::mem::take(&mut self.0));
     }
 }
 
