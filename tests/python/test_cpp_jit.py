@@ -117,6 +117,27 @@ def test_object_output_and_c_sources(build_tool, tmp_path):
     assert obj.endswith("plain.o") and os.path.getsize(obj) > 0
 
 
+def test_object_files_and_archives_are_linked_not_compiled(build_tool, tmp_path):
+    helper = tmp_path / "helper.cc"
+    helper.write_text('extern "C" int helper_value() { return 41; }\n')
+    main = tmp_path / "main.cc"
+    main.write_text('#include <tvm/ffi/function.h>\nextern "C" int helper_value();\n'
+                    "int plus_one() { return helper_value() + 1; }\n"
+                    "TVM_FFI_DLL_EXPORT_TYPED_FUNC(plus_one, plus_one);\n")
+    # An object built by tether.cpp itself, and one built by the compiler.
+    obj = tether.cpp.build("jit_helper_obj", cpp_files=[str(helper)], output="helper_built.o",
+                           build_directory=str(tmp_path / "b1"))
+    compiled = tmp_path / "helper.o"
+    subprocess.run([cxx_compiler(), "-fPIC", "-c", str(helper), "-o", str(compiled)], check=True)
+    archive = tmp_path / "libhelper.a"
+    subprocess.run(["ar", "rcs", str(archive), str(compiled)], check=True)
+    for i, extra in enumerate((obj, str(compiled), str(archive))):
+        lib = tether.cpp.build(f"jit_obj_main{i}", cpp_files=[str(main), extra], build_directory=str(tmp_path / f"m{i}"))
+        assert tether.load_module(lib).plus_one() == 42
+    with pytest.raises(FileNotFoundError, match="missing.o"):
+        tether.cpp.build("jit_obj_missing", cpp_files=[str(main), str(tmp_path / "missing.o")])
+
+
 def test_compile_errors_carry_the_compiler_output(build_tool):
     with pytest.raises(RuntimeError, match="no_such_type"):
         tether.cpp.build_inline("broken", cpp_sources="no_such_type f();", functions=[])

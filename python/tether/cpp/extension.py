@@ -173,6 +173,10 @@ class _Plan:
         self.steps = []  # (output, inputs, command)
         objects = []
         for i, src in enumerate(sources):
+            if _is_linker_input(src):
+                # Object files and archives are linked as they are.
+                objects.append(src)
+                continue
             is_c = Path(src).suffix.lower() == ".c"
             obj = str(build_dir / f"{'c' if is_c else 'cpp'}_{i}.o")
             flags = (["-fPIC", "-O2"] if is_c else ["-std=c++17", "-fPIC", "-O2"]) + extra_c + includes
@@ -187,6 +191,14 @@ class _Plan:
         else:
             link = ["-shared", *config.ldflags().split(), config.libs()] + [f.strip() for f in extra_ldflags]
             self.steps.append((self.output, objects, cxx + [*objects, "-o", self.output, *link]))
+
+
+_LINKER_INPUTS = (".o", ".obj", ".a", ".lib")
+
+
+def _is_linker_input(path: str) -> bool:
+    """Whether ``path`` is an object file or archive (linked, not compiled)."""
+    return Path(path).suffix.lower() in _LINKER_INPUTS
 
 
 def _ninja_binary() -> Optional[str]:
@@ -444,6 +456,10 @@ def build(name: str, *, sources: StrSeq = None, cpp_files: StrSeq = None, cuda_f
     _require_supported_platform()
     texts = []
     for f in files:
+        if _is_linker_input(f):
+            if not Path(f).is_file():
+                raise FileNotFoundError(f"cannot read object file {f}")
+            continue
         try:
             texts.append(Path(f).read_text(errors="replace"))
         except OSError as err:
