@@ -385,7 +385,9 @@ lint-entry-points: build python
 	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
 
 # Layering, in `lint`: import-linter's contracts (tools/layering/importlinter.ini)
-# hold python/tether to one direction, down to core, with no import circle;
+# hold python/tether to one direction, down to core, with no import circle
+# (bare_package_imports.py checks the imports of the bare package, which
+# those contracts must ignore, name only _ffi and modules);
 # tether-layering (tools/layering, syn-parsed paths) holds the extension's
 # sources, python/src, to the layer order in tools/layering/layers.txt and
 # fails on any import circle across files, naming file and line.
@@ -399,6 +401,7 @@ $(IMPORT_LINTER_STAMP): $(VENV_STAMP)
 
 lint-layers: $(IMPORT_LINTER_STAMP)
 	cd python && $(VENV)/bin/lint-imports --no-cache --config ../tools/layering/importlinter.ini
+	$(PY) tools/layering/bare_package_imports.py python/tether
 	$(CARGO) run -q -p tether-layering -- tools/layering/layers.txt . python/src
 
 lint-layers-core:

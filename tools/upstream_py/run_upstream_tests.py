@@ -16,6 +16,7 @@ import argparse
 import os
 import subprocess
 import sys
+import sysconfig
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -29,6 +30,7 @@ _BOOT = {
     "peer": "import sys, pytest; sys.exit(pytest.main(sys.argv[1:]))",
 }
 _TIMEOUT = 600
+_SCRIPTS = sysconfig.get_path("scripts") or os.path.dirname(sys.executable)
 
 
 def run_file(side: str, test_file: Path, report: Path) -> dict:
@@ -38,6 +40,10 @@ def run_file(side: str, test_file: Path, report: Path) -> dict:
     cmd = [sys.executable, "-c", _BOOT[side], "-q", "-p", "no:cacheprovider", "-o", "addopts=",
            f"--junitxml={report}", str(test_file)]
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    # Both sides find the tools installed beside this interpreter (ninja,
+    # cmake: the build tests need them) first on PATH, as an activated venv
+    # would put them.
+    env["PATH"] = os.pathsep.join([_SCRIPTS, env.get("PATH", "")])
     # Child interpreters the tests start (`python -m tvm_ffi.config`, ...)
     # see tether too: the switch the wheel's .pth reads.
     if side == "tether":
