@@ -149,10 +149,12 @@ test-upstream-cpp: build $(VENV_STAMP)
 # apache-tvm-ffi's own Python tests (tests/python of its sdist, downloaded
 # at run time, sha256-checked, never copied here), each file in its own
 # process, against tether serving as tvm_ffi and against the peer itself:
-# prints pass/fail/skip/crash counts side by side. Optional, not part of
-# `make test`. tools/upstream_py/run_upstream_tests.py --help.
+# prints pass/fail/skip/crash counts side by side, and fails when tether
+# fails a test the peer passes (or crashes where it does not) that
+# tools/upstream_py/deliberate.txt does not list with its reason. Run by
+# .ci/run. tools/upstream_py/run_upstream_tests.py --help.
 test-upstream-py: python
-	$(PY) tools/upstream_py/run_upstream_tests.py --cache $(TARGET)/upstream
+	$(PY) tools/upstream_py/run_upstream_tests.py --cache $(TARGET)/upstream --check
 
 # A real client: Apache TVM 0.27 (pip-installed --no-deps with its runtime
 # requirements into a venv under $(TARGET)/tvm-client) runs eight steps --

@@ -2,6 +2,8 @@
 
 import pytest
 
+import typing
+
 import tether
 import tether.dataclasses as dc
 from tether.dataclasses import py_class
@@ -15,7 +17,7 @@ class Inner(dc.Object):
 @py_class("tests.Holder")
 class Holder(dc.Object):
     x: Inner
-    anything: object = None
+    anything: typing.Any = None
 
 
 @py_class("tests.Base")

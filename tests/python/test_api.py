@@ -5,6 +5,8 @@ import pickle
 
 import pytest
 
+import typing
+
 import tether
 import tether.dataclasses as dc
 from tether.dataclasses import field, py_class
@@ -151,7 +153,7 @@ def test_py_class_follows_dataclass_semantics():
     class Config(dc.Object):
         name: str
         size: int = 3
-        tags: object = field(default_factory=list)
+        tags: typing.Any = field(default_factory=list)
         secret: str = field(default="s", repr=False)
         debug: bool = field(default=False, kw_only=True)
 

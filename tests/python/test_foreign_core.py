@@ -26,6 +26,7 @@ EXPORTED = os.path.join(HERE, "..", "c", "exported_symbols.txt")
 # end to end against its own core, and the plugin it loads registers with it.
 TETHER_WORKS = textwrap.dedent('''
     import gc
+    import typing
     import tether
     import tether.dataclasses as dc
     from tether.dataclasses import py_class
@@ -37,7 +38,7 @@ TETHER_WORKS = textwrap.dedent('''
     @py_class("foreign.Outer")
     class Outer(dc.Object):
         x: Inner
-        anything: object = None
+        anything: typing.Any = None
 
     a = Outer(Inner(3))
     assert a.x is a.x

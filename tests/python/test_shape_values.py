@@ -8,6 +8,8 @@ import pickle
 
 import pytest
 
+import typing
+
 import tether
 import tether.dataclasses as dc
 from tether import _ffi
@@ -60,7 +62,7 @@ def test_callbacks_receive_shapes():
 @py_class("tests.shape_values.Holder")
 class ShapeHolder(dc.Object):
     shape: tether.Shape
-    anything: object = None
+    anything: typing.Any = None
 
 
 def test_fields_of_shape_type_and_any_type_read_as_shapes():

@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import typing
+
 import tether
 import tether.dataclasses as dc
 from tether.dataclasses import py_class
@@ -88,7 +90,7 @@ def test_json_round_trip_values():
 @py_class("test.structural.Node")
 class Node(dc.Object):
     value: int = 0
-    kids: object = None
+    kids: typing.Any = None
 
 
 def test_py_class_equal_hash_and_mismatch_path():

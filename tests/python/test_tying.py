@@ -7,6 +7,8 @@ import weakref
 
 import pytest
 
+import typing
+
 import tether
 import tether.dataclasses as dc
 from tether.dataclasses import py_class
@@ -191,7 +193,7 @@ def test_str_and_bytes_are_value_types():
     @py_class("tests.Named")
     class Named(dc.Object):
         name: str = ""
-        data: object = None
+        data: typing.Any = None
 
     n = Named("a name long enough to live on the heap", b"some bytes long enough")
     # Heap strings come back as String/Bytes values holding the object,

@@ -144,13 +144,17 @@ def _include_dirs(texts: Sequence[str], extra_include_paths: Sequence[str]) -> l
     extra = [str(Path(p).resolve()) for p in extra_include_paths]
     dirs = [config.includedir()]
     has_own_tvm_ffi = any(os.path.isfile(os.path.join(p, "tvm", "ffi", "function.h")) for p in extra)
-    if _needs_tvm_ffi_headers(texts) and not has_own_tvm_ffi:
-        peer = _peer_include_dir()
-        if peer is None:
-            raise RuntimeError(
-                "these sources include TVM-FFI's C++ headers (<tvm/ffi/...>); install the apache-tvm-ffi "
-                "package for them (only its headers are used) or pass their directory in extra_include_paths")
+    if has_own_tvm_ffi:
+        return dirs + extra
+    # On the include path whenever they are found: a header of the user's
+    # own may include them where the sources do not say so.
+    peer = _peer_include_dir()
+    if peer is not None:
         dirs.append(peer)
+    elif _needs_tvm_ffi_headers(texts):
+        raise RuntimeError(
+            "these sources include TVM-FFI's C++ headers (<tvm/ffi/...>); install the apache-tvm-ffi "
+            "package for them (only its headers are used) or pass their directory in extra_include_paths")
     return dirs + extra
 
 

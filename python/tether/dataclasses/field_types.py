@@ -167,7 +167,11 @@ def field_type_of(tp: Any, self_cls: Any = None) -> FieldType:
     for the class being defined when it names itself)."""
     origin = typing.get_origin(tp)
     args = typing.get_args(tp)
-    if tp is Any or tp is object:
+    if tp is object:
+        # As tvm_ffi: `object` is no FFI type (Any is the annotation that
+        # takes every value).
+        raise TypeError(f"Cannot convert {tp!r} to TypeSchema")
+    if tp is Any:
         return FieldType("any", "Any", None, schema=tp)
     if tp is type(None) or tp is None:
         return FieldType("any", "None", _expect("None", lambda v: v is None), schema=tp)
