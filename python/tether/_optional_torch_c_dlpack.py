@@ -106,6 +106,10 @@ def _build_addon(cache_dir: Path, libname: str, device: str) -> None:
     elif device == "rocm":
         cmd.append("--build-with-rocm")
     env = dict(os.environ)
+    # The child builds; it must never start a build of its own (whatever
+    # it imports), nor have the start-up switch import tether for it.
+    env["TETHER_DISABLE_TORCH_C_DLPACK"] = "1"
+    env.pop("TETHER_PROVIDE_TVM_FFI", None)
     # The script imports tether; make sure it finds this very copy.
     package_root = str(Path(__file__).resolve().parent.parent)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (package_root, env.get("PYTHONPATH")) if p)

@@ -5,7 +5,8 @@ apache-tvm-ffi runs on tether unchanged.
 
 It is opt-in: call ``tether.provide_tvm_ffi()``, or set
 ``TETHER_PROVIDE_TVM_FFI=1`` before the interpreter starts (read by the
-``.pth`` file the wheel installs). A process never holds two cores: when
+``.pth`` file the wheel installs, which imports tether only when something
+first imports ``tvm_ffi``: ``_tether_tvm_ffi``). A process never holds two cores: when
 the real apache-tvm-ffi is already imported, activation is refused.
 """
 
@@ -92,6 +93,13 @@ def _load_soname_library() -> None:
     import ctypes
 
     _soname_library = ctypes.CDLL(str(path))
+
+
+def _finder_for_boot() -> "_AliasFinder":
+    """The alias finder ``provide_tvm_ffi`` installed (for the start-up
+    switch's finder, which hands the first ``tvm_ffi`` import over to it)."""
+    assert _finder is not None, "provide_tvm_ffi() installs it"
+    return _finder
 
 
 def is_providing_tvm_ffi() -> bool:
