@@ -140,11 +140,12 @@ test-conformance-cpp: build $(VENV_STAMP)
 # apache-tvm-ffi's own gtest suite (tests/cpp of its sdist, downloaded at
 # run time, sha256-checked, never copied here) built against the peer's
 # headers and run test by test against tether and against the peer: prints
-# a table of pass/fail/crash counts, and fails only when the run cannot be
-# set up. Optional, not part of `make test`; installs Debian's libgtest-dev
+# a table of pass/fail/crash counts, and fails when the run cannot be set
+# up or a test passing on the peer fails or crashes on tether (--check).
+# Run by .ci/run; installs Debian's libgtest-dev
 # with apt-get when missing (as root). tools/upstream_cpp/run.py --help.
 test-upstream-cpp: build $(VENV_STAMP)
-	$(PY) tools/upstream_cpp/run.py --core-lib-dir $(LIBDIR) --out $(TARGET)/upstream_cpp_suite
+	$(PY) tools/upstream_cpp/run.py --core-lib-dir $(LIBDIR) --out $(TARGET)/upstream_cpp_suite --check
 
 # apache-tvm-ffi's own Python tests (tests/python of its sdist, downloaded
 # at run time, sha256-checked, never copied here), each file in its own
