@@ -74,10 +74,17 @@ def _with_append_backtrace(py_error: BaseException, backtrace: str) -> BaseExcep
     """``py_error`` with the native frames of ``backtrace`` (most recent call
     first) appended to its traceback (most recent call last): each frame
     becomes the head of the chain built so far."""
-    tb = py_error.__traceback__
-    for filename, lineno, func in _parse_backtrace(backtrace):
-        tb = _TRACEBACK_MANAGER.append_traceback(tb, filename, lineno, func)
-    return py_error.with_traceback(tb)
+    # The new frames' f_back chains reach this frame (and its caller's):
+    # dropping the locals that hold the exception keeps it out of a
+    # reference cycle through its own traceback, so it is freed by
+    # reference counting rather than left to the collector.
+    try:
+        tb = py_error.__traceback__
+        for filename, lineno, func in _parse_backtrace(backtrace):
+            tb = _TRACEBACK_MANAGER.append_traceback(tb, filename, lineno, func)
+        return py_error.with_traceback(tb)
+    finally:
+        del py_error, tb
 
 
 def _traceback_to_backtrace_str(tb: Optional[types.TracebackType]) -> str:

@@ -159,3 +159,27 @@ def test_core_errors_carry_a_backtrace_only_when_asked():
     asked = _run(code, TETHER_BACKTRACE="1")
     assert "ArrayGetItem" in asked or "containers" in asked, asked
     assert "<unresolved>" not in asked
+
+
+def test_an_error_through_native_and_python_code_records_the_whole_path():
+    # A native error caught in Python code called back by native code, then
+    # re-raised through another native call: the error object reads every
+    # leg, most recent call first, each frame once.
+    fapply = tether.convert(lambda f, *args: f(*args))
+    seen = []
+
+    def reraise():
+        try:
+            fapply(raise_error, "ValueError", "deep")
+        except ValueError as e:
+            seen.append(e.__tvm_ffi_error__)
+            raise e
+
+    with pytest.raises(ValueError) as info:
+        apply(reraise)
+    err = info.value.__tvm_ffi_error__
+    assert err.same_as(seen[0])
+    text = err.backtrace
+    assert text.count("TestRaiseError") == 1 and text.count("<lambda>") == 1 and text.count("TestApply") == 1, text
+    assert text.index("TestRaiseError") < text.index("<lambda>") < text.index("reraise") < text.index("TestApply")
+    assert "<unresolved>" not in text

@@ -67,6 +67,25 @@ pub fn error_backtrace(obj: &Bound<'_, PyAny>) -> PyResult<String> {
 /// How the core writes a native frame not yet resolved (c_api.h).
 const UNRESOLVED_FRAME: &str = "File \"<unresolved>\"";
 
+/// An `ffi.Error` wrapper's backtrace as stored (native frames not resolved).
+pub fn error_backtrace_raw(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let (_, c) = cell(obj)?;
+    // SAFETY: the cell's byte array lives as long as the object.
+    Ok(unsafe { registry::bytes_to_string(&c.backtrace) })
+}
+
+/// How many lines an `ffi.Error` wrapper's backtrace holds (read as it is,
+/// nothing resolved).
+pub fn error_backtrace_lines(obj: &Bound<'_, PyAny>) -> PyResult<usize> {
+    let (_, c) = cell(obj)?;
+    if c.backtrace.size == 0 || c.backtrace.data.is_null() {
+        return Ok(0);
+    }
+    // SAFETY: the cell's byte array lives as long as the object.
+    let bytes = unsafe { std::slice::from_raw_parts(c.backtrace.data as *const u8, c.backtrace.size) };
+    Ok(bytes.iter().filter(|&&b| b == b'\n').count())
+}
+
 /// Replace (`append` false) or extend the error's backtrace with `text`.
 #[pyfunction]
 pub fn error_update_backtrace(obj: &Bound<'_, PyAny>, text: &str, append: bool) -> PyResult<()> {

@@ -107,13 +107,24 @@ def _py_error_of(err: Error) -> BaseException:
         exc = RuntimeError(err.message)
     backtrace = err.backtrace
     append = _package_attr("_WITH_APPEND_BACKTRACE")
-    if backtrace and append is not None:
-        exc = append(exc, backtrace)
     try:
-        exc.__tvm_ffi_error__ = err
-    except AttributeError:
-        pass
-    return exc
+        if backtrace and append is not None:
+            exc = append(exc, backtrace)
+        try:
+            exc.__tvm_ffi_error__ = err
+            # The frames appended so far are the error's own: when the
+            # exception goes back into native code, only the traceback
+            # entries added after these join the error's backtrace. The
+            # entry is named by its id (it stays in the chain, so alive), so
+            # the exception still pickles and copies.
+            exc.__tether_backtrace_mark__ = id(exc.__traceback__)
+        except AttributeError:
+            pass
+        return exc
+    finally:
+        # Out of the reach of the appended frames' f_back chains (see
+        # tether.error._with_append_backtrace).
+        del exc
 
 
 def _kind_of(exc: BaseException) -> str:

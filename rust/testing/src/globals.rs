@@ -82,6 +82,14 @@ unsafe extern "C" fn mlir_add_one_c_symbol(packed_args: *mut *mut c_void) {
     }
 }
 
+/// `testing.apply(f, *args)`: `f(*args)`. Named as upstream's testing
+/// library names it, so backtraces through it read the same.
+#[allow(non_snake_case)]
+#[inline(never)]
+fn TestApply(args: &[AnyView<'_>]) -> Result<Any, Error> {
+    function_arg(args, 0, "testing.apply")?.call_views(&args[1..])
+}
+
 pub fn register() -> Result<(), Error> {
     let tensor = crate::sig::tensor;
     def("testing.test_raise_error", vec![Ty::Str, Ty::Str], Ty::Void, |a| {
@@ -92,7 +100,7 @@ pub fn register() -> Result<(), Error> {
     def("testing.add_one", vec![Ty::Int], Ty::Int, |a| Ok(Any::int(a[0].view().int().unwrap_or(0) + 1)))?;
     def_packed("testing.nop", |_| Ok(Any::none()))?;
     def_packed("testing.echo", |args| args.first().map_or(Ok(Any::none()), |a| a.to_owned()))?;
-    def_packed("testing.apply", |args| function_arg(args, 0, "testing.apply")?.call_views(&args[1..]))?;
+    def_packed("testing.apply", TestApply)?;
     def("testing.run_check_signal", vec![Ty::Int], Ty::Void, |a| {
         for _ in 0..a[0].view().int().unwrap_or(0) {
             // SAFETY: no arguments; nonzero means an error is raised.

@@ -11,7 +11,7 @@ use std::ffi::{c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr::NonNull;
 
-use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIMethodInfo, TVMFFIObject};
+use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFunctionCell, TVMFFIMethodInfo, TVMFFIObject};
 
 use super::any::{Any, AnyView};
 use super::error::Error;
@@ -87,13 +87,28 @@ impl Function {
         Any::object(self.0)
     }
 
-    /// Call with borrowed arguments.
+    /// Call with borrowed arguments: the function's `safe_call` directly,
+    /// as TVM-FFI's C++ headers call it (native code calling native code
+    /// does not go through `TVMFFIFunctionCall`, the entry other languages
+    /// use, where backtraces stop).
     pub fn call_views(&self, args: &[AnyView<'_>]) -> Result<Any, Error> {
         let mut raw: Vec<TVMFFIAny> = args.iter().map(|a| *a.raw()).collect();
         let mut out = TVMFFIAny::NONE;
+        let h = self.0.as_ptr();
+        // SAFETY: a live object; a Function's cell follows its header.
+        let safe_call = unsafe {
+            ((*h).type_index == ti::kTVMFFIFunction)
+                .then(|| (*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIFunctionCell)).safe_call)
+                .flatten()
+        };
         // SAFETY: a live function, argument views alive for the call and a
         // result slot; the result is owned.
-        let rc = unsafe { (api().TVMFFIFunctionCall)(self.0.as_ptr().cast(), raw.as_mut_ptr(), raw.len() as i32, &mut out) };
+        let rc = unsafe {
+            match safe_call {
+                Some(call) => call(h.cast(), raw.as_mut_ptr(), raw.len() as i32, &mut out),
+                None => (api().TVMFFIFunctionCall)(h.cast(), raw.as_mut_ptr(), raw.len() as i32, &mut out),
+            }
+        };
         Error::check(rc)?;
         // SAFETY: the call wrote an owned value.
         Ok(unsafe { Any::from_raw_owned(out) })

@@ -107,7 +107,7 @@ fn excluded(f: &Frame) -> bool {
         "include/tvm/ffi/any.h",
         "include/c++/",
     ];
-    const PREFIXES: [&str; 9] = [
+    const PREFIXES: [&str; 11] = [
         "TVMFFIErrorSetRaisedFromCStr",
         "TVMFFIBacktrace",
         "_Py",
@@ -118,12 +118,20 @@ fn excluded(f: &Frame) -> bool {
         "__rust_try",
         // How a Function made from a C callback calls it.
         "tether_core::values::function::trampoline",
+        // tether's Python extension passing calls and errors across.
+        "_ffi::",
+        "tether_park_",
     ];
+    // Rust's closure and unwind-guard shims, wherever they are instantiated.
+    const SHIMS: [&str; 2] = [" as core::ops::function::Fn", "<core::panic::unwind_safe::AssertUnwindSafe<"];
     if f.file.as_deref().is_some_and(|file| FILES.iter().any(|p| file.contains(p))) {
         return true;
     }
     let name = f.function.as_str();
-    PREFIXES.iter().any(|p| name.starts_with(p)) || name.contains("__libc_") || name.contains("PyObject")
+    PREFIXES.iter().any(|p| name.starts_with(p))
+        || SHIMS.iter().any(|p| name.contains(p))
+        || name.contains("__libc_")
+        || name.contains("PyObject")
 }
 
 #[cfg(target_os = "linux")]
@@ -232,6 +240,7 @@ mod tests {
         assert!(excluded(&f(Some("/x/include/tvm/ffi/error.h"), "tvm::ffi::details::ErrorBuilder::~ErrorBuilder")));
         assert!(excluded(&f(None, "_PyEval_EvalFrameDefault")));
         assert!(excluded(&f(None, "std::panicking::try")));
+        assert!(excluded(&f(None, "<alloc::boxed::Box<F,A> as core::ops::function::Fn<Args>>::call")));
         assert!(!excluded(&f(Some("src/ir/op.cc"), "tvm::Op::Get")));
     }
 
