@@ -210,10 +210,13 @@ def _tvm_ffi_headers() -> str:
 
 def _link_installed_tether(site: Path) -> None:
     """Make the tether installed for this interpreter importable from the
-    venv's ``site`` (its package, its metadata, its .pth switch)."""
+    venv's ``site``: every top-level entry its wheel installed there (the
+    package, its metadata, the .pth switch and the module it imports)."""
     dist = importlib.metadata.distribution("tether")
     top = Path(dist.locate_file(""))
-    names = ["tether", "tether-tvm-ffi.pth"] + [p.name for p in top.glob("tether-*.dist-info")]
+    names = sorted({f.parts[0] for f in dist.files or () if f.parts and f.parts[0] not in ("..", "__pycache__")})
+    if "tether" not in names or "tether-tvm-ffi.pth" not in names:
+        raise CheckFailed(f"the installed tether's file list lacks its package or .pth (has {names})")
     for name in names:
         target, link = top / name, site / name
         if not target.exists():
