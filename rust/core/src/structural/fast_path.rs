@@ -14,6 +14,7 @@
 //! place. The fast paths call no code outside the core (no hook, no field
 //! getter other than the in-place reads, no Map task, no frontend).
 
+use std::cell::Cell;
 use std::mem::ManuallyDrop;
 
 use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
@@ -31,10 +32,33 @@ pub(super) const FAST_STACK: usize = 256 << 10;
 /// Whether the fast paths of equality and hashing run: always, unless the
 /// environment sets `TETHER_STRUCTURAL_FAST_PATH=0` at start-up (the walk
 /// alone then decides everything, which is how the tests check that both
-/// give the same answers).
+/// give the same answers), or the calling thread is inside
+/// [`with_fast_paths`].
 pub(super) fn enabled() -> bool {
     static ENABLED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *ENABLED.get_or_init(|| std::env::var_os("TETHER_STRUCTURAL_FAST_PATH").map_or(true, |v| v != "0"))
+    FORCED.with(Cell::get)
+        .unwrap_or_else(|| *ENABLED.get_or_init(|| std::env::var_os("TETHER_STRUCTURAL_FAST_PATH").map_or(true, |v| v != "0")))
+}
+
+thread_local! {
+    /// This thread's override of the environment's switch, if any.
+    static FORCED: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Run `f` with the fast paths on (`fast`) or off on this thread, whatever
+/// the environment says, so one process can compare the fast paths with
+/// the walk (the differential fuzz target does). Nested calls restore the
+/// outer setting, also when `f` panics. Not part of the API.
+#[doc(hidden)]
+pub fn with_fast_paths<R>(fast: bool, f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<bool>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            FORCED.with(|c| c.set(self.0));
+        }
+    }
+    let _restore = Restore(FORCED.with(|c| c.replace(Some(fast))));
+    f()
 }
 
 /// A value just read from a field of a held object, with a reference of

@@ -46,6 +46,8 @@ pub use crate::reflection::structural_kind as kind;
 pub use hash_primitives::{hash_bytes, hash_combine, type_key_hash};
 pub(crate) use hash_primitives::type_index_key_hash;
 pub use object_fields::def_region;
+#[doc(hidden)]
+pub use fast_path::with_fast_paths;
 pub(crate) use object_fields::{
     field_name, is_object_index, read_field, read_field_in_place, region_for_field, region_for_hook, structural_kind,
     type_info_of,
