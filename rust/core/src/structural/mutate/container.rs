@@ -12,7 +12,7 @@ use crate::containers::{Array, Dict, List, Map};
 use crate::values::error::Error;
 use crate::structural::trampoline::{self, Step};
 
-use super::descent::attempt;
+use super::attempt::attempt;
 use super::protocol::{keeps, InplaceMode, Mutated, MutatorRef};
 
 /// The sequence cell of an Array or List object (it follows the header).

@@ -11,6 +11,8 @@
 //! run here as steps ([`super::container`]); a custom hook is called
 //! natively and visits its children by calling back into the mutator.
 
+use std::sync::OnceLock;
+
 use crate::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIFieldInfo};
 use crate::values::any::Any;
 use crate::dataclass;
@@ -26,18 +28,22 @@ use crate::structural::visit_error_context::update_visit_error_context;
 use crate::structural::{def_region, kind};
 use crate::types::type_registry;
 
-use super::protocol::{decode, from_value, keeps, unique, MutateFn, MutatorRef, UNCHANGED};
-use super::{InplaceMode, Mutated};
+use super::attempt::attempt;
+use super::container;
+use super::protocol::{decode, from_value, keeps, InplaceMode, MutateFn, Mutated, MutatorRef, UNCHANGED};
 
-macro_rules! attempt {
-    ($e:expr) => {
-        match $e {
-            Ok(v) => v,
-            Err(e) => return Step::err(e),
-        }
-    };
+/// The step of a mutator tether's engine drives (in place only when
+/// allowed and nobody else references the value), `None` for any other
+/// mutator. The engine sits above the descent it drives and fills this in
+/// ([`set_engine_step`]) before it makes its first mutator.
+pub(crate) type EngineStep = for<'a> fn(&'a MutatorRef, TVMFFIAny, InplaceMode) -> Option<Step<'a, Mutated>>;
+
+static ENGINE_STEP: OnceLock<EngineStep> = OnceLock::new();
+
+/// Install the engine's step (the first call wins; there is one engine).
+pub(crate) fn set_engine_step(step: EngineStep) {
+    let _ = ENGINE_STEP.set(step);
 }
-pub(crate) use attempt;
 
 impl MutatorRef {
     /// Mutate `value` (borrowed; its owner outlives the step) from a
@@ -45,11 +51,8 @@ impl MutatorRef {
     /// else through its vtable. In place only when allowed and nobody else
     /// references the value.
     pub(crate) fn mutate_step<'a>(&'a self, value: TVMFFIAny, mode: InplaceMode) -> Step<'a, Mutated> {
-        match super::engine_of(self) {
-            Some(engine) => {
-                let mode = if mode == InplaceMode::Allow && unique(&value) { InplaceMode::Allow } else { InplaceMode::Disallow };
-                Step::lazy(move || engine.mutate_step(self, value, mode))
-            }
+        match ENGINE_STEP.get().and_then(|step| step(self, value, mode)) {
+            Some(step) => step,
             None => Step::Done(self.mutate_raw(&value, mode)),
         }
     }
@@ -104,9 +107,9 @@ impl MutatorRef {
                 // for Array, List, Map and Dict, so `value` is one (live,
                 // held by its owner); the in-place one is reached only for
                 // a value nobody else references.
-                Some(BuiltinMutate::Copy) => unsafe { super::container::copy_step(self, value) },
+                Some(BuiltinMutate::Copy) => unsafe { container::copy_step(self, value) },
                 // SAFETY: as above.
-                Some(BuiltinMutate::InPlace) => unsafe { super::container::in_place_step(self, value) },
+                Some(BuiltinMutate::InPlace) => unsafe { container::in_place_step(self, value) },
                 None => {
                     // SAFETY: a native mutate hook has the mutator ABI; it
                     // borrows both arguments and returns an owned result.

@@ -54,11 +54,12 @@ use crate::containers::typed_args::{find_entry, Entry, Sig};
 use super::visit_error_context::update_visit_error_context;
 use super::{def_region, kind, Global};
 
+mod attempt;
 mod container;
 mod descent;
 pub(crate) mod globals;
 pub mod protocol;
-use descent::attempt;
+use attempt::attempt;
 pub use protocol::{InplaceMode, Mutated};
 use protocol::{MutatorBase, MutatorPrefixCopy, MutatorRef, MutatorVTable};
 pub(crate) use container::{mutate_container_copy, mutate_container_in_place};
@@ -139,13 +140,22 @@ unsafe extern "C" fn engine_maybe_inplace_mutate(p: *mut MutatorBase, value: TVM
 
 /// The engine of `m` when tether made it (its children are then mutated on
 /// the same work stack instead of through the vtable).
-pub(crate) fn engine_of(m: &MutatorRef) -> Option<&Engine> {
+fn engine_of(m: &MutatorRef) -> Option<&Engine> {
     if !std::ptr::eq(m.vtable(), &ENGINE_VTABLE) {
         return None;
     }
     // SAFETY: the vtable identifies tether's layout; `m` keeps the object
     // (and so its engine) alive for the borrow.
     Some(unsafe { &(*(m.as_object().as_ptr() as *const StructuralMutatorObj)).engine })
+}
+
+/// The descent's hook into the engine ([`descent::EngineStep`]): a child of
+/// one of tether's mutators is mutated on the same work stack, in place
+/// only when allowed and nobody else references it.
+fn engine_step(m: &MutatorRef, value: TVMFFIAny, mode: InplaceMode) -> Option<Step<'_, Mutated>> {
+    let engine = engine_of(m)?;
+    let mode = if mode == InplaceMode::Allow && protocol::unique(&value) { InplaceMode::Allow } else { InplaceMode::Disallow };
+    Some(Step::lazy(move || engine.mutate_step(m, value, mode)))
 }
 
 fn remap_key(var: &TVMFFIAny) -> Result<usize, Error> {
@@ -265,6 +275,7 @@ fn map_one<'a>(m: &'a MutatorRef, cbs: &'a [Entry], kinds: &'a [Entry], post: bo
 
 fn new_mutator(engine: Engine) -> Result<MutatorRef, Error> {
     ensure_reflection();
+    descent::set_engine_step(engine_step);
     let obj = ObjectPtr::new(StructuralMutatorObj {
         base: MutatorBase { header: header_placeholder(), vtable: &ENGINE_VTABLE, region: AtomicI32::new(def_region::NONE) },
         engine,
