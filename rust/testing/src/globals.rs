@@ -3,7 +3,6 @@
 //! `testing.add_one`, `testing.run_check_signal`, the C symbols of an
 //! add-one function, the containers holding tensors, …) and the helpers
 //! tether's own suites use (`testing.apply_n`, `testing.raise_error`).
-//! Also the registration helpers every module of the library uses.
 
 use std::ffi::{c_int, c_void};
 
@@ -13,35 +12,8 @@ use crate::core_api::api;
 use crate::ffi::containers;
 use crate::ffi::object::strong_count;
 use crate::ffi::{Any, AnyView, Error, Function};
-use crate::sig::{array, function_schema, list, map, metadata, optional, typed_function, Ty};
-
-/// Register `name` as a typed global (arguments checked and converted).
-/// A failure is recorded (see `load`) and the next registration goes on.
-pub fn def<F>(name: &'static str, params: Vec<Ty>, ret: Ty, body: F) -> Result<(), Error>
-where
-    F: Fn(Vec<Any>) -> Result<Any, Error> + Send + Sync + 'static,
-{
-    def_with_meta(name, params, ret, "", body)
-}
-
-/// [`def`] with more metadata members (`,"int_attr":1`).
-pub fn def_with_meta<F>(name: &'static str, params: Vec<Ty>, ret: Ty, extra: &str, body: F) -> Result<(), Error>
-where
-    F: Fn(Vec<Any>) -> Result<Any, Error> + Send + Sync + 'static,
-{
-    let meta = metadata(&function_schema(&params, &ret), extra);
-    let done = typed_function(name, params, &ret, body).and_then(|f| f.register_global(name, "", &meta, false));
-    crate::load::note(name, done)
-}
-
-/// Register `name` as a packed global (it sees the raw argument views).
-pub fn def_packed<F>(name: &'static str, body: F) -> Result<(), Error>
-where
-    F: Fn(&[AnyView<'_>]) -> Result<Any, Error> + Send + Sync + 'static,
-{
-    let meta = metadata("{\"type\":\"ffi.Function\"}", "");
-    crate::load::note(name, Function::from_closure(body).and_then(|f| f.register_global(name, "", &meta, false)))
-}
+use crate::registration::{def, def_packed, note};
+use crate::sig::{array, function_schema, list, map, metadata, optional, Ty};
 
 fn function_arg(args: &[AnyView<'_>], i: usize, what: &str) -> Result<Function, Error> {
     args.get(i)
@@ -131,7 +103,7 @@ pub fn register() -> Result<(), Error> {
         }
     });
     let meta = metadata(&function_schema(&[crate::sig::any_object()], &Ty::Int), "");
-    crate::load::note("testing.object_use_count", use_count.and_then(|f| f.register_global("testing.object_use_count", "", &meta, false)))?;
+    note("testing.object_use_count", use_count.and_then(|f| f.register_global("testing.object_use_count", "", &meta, false)))?;
     def("testing.get_add_one_c_symbol", vec![], Ty::Int, |_| Ok(Any::int(add_one_c_symbol as *const () as usize as i64)))?;
     def("testing.get_mlir_add_one_c_symbol", vec![], Ty::Int, |_| Ok(Any::int(mlir_add_one_c_symbol as *const () as usize as i64)))?;
     def("testing.optional_tensor_view_has_value", vec![optional(Ty::DLTensorPtr)], Ty::Bool, |a| Ok(Any::bool(!a[0].is_none())))?;

@@ -8,14 +8,18 @@
 //! core's code, so what it registers lands in the same tables the Python
 //! extension, C++ code and other libraries use.
 //!
-//! Map:
-//! * [`core_api`] — the core's function table;
-//! * [`ffi`] — values, objects, errors, functions and containers over it;
-//! * [`sig`] — typed signatures: type schemas, argument conversion, errors;
-//! * [`reflect`] — field storage, instances and type declarations;
-//! * [`types`] — the test object types; [`globals`] — the other globals;
+//! Map, top layer first (each module names only those of its own layer
+//! and below; tools/layering/layers.txt holds the order and `make lint`
+//! checks it):
 //! * [`load`] — registration when the library is loaded;
-//! * [`exports`] — functions exported under TVM-FFI's DLL-export names.
+//!   [`exports`] — functions exported under TVM-FFI's DLL-export names;
+//! * [`types`] — the test object types; [`globals`] — the other globals;
+//! * [`registration`] — how they register, and the failures recorded;
+//! * [`reflect`] — type declarations, instances, field storage, enums;
+//! * [`sig`] — typed signatures: type schemas, argument conversion, errors;
+//! * [`ffi`] — values, objects, errors, functions and containers over
+//!   the core's function table ([`core_api`]); [`device_text`] — device
+//!   names as text.
 
 pub mod core_api;
 pub mod device_text;
@@ -24,6 +28,7 @@ pub mod ffi;
 pub mod globals;
 pub mod load;
 pub mod reflect;
+pub mod registration;
 pub mod sig;
 pub mod types;
 

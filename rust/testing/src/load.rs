@@ -4,27 +4,17 @@
 //! against it, by `dlopen`/`LoadLibrary` otherwise).
 //!
 //! Load time has no caller to report to: a registration that fails (a
-//! `testing.*` name someone registered first, say) is recorded, the rest
-//! still registered, and [`tether_testing_load_error`] returns the first
+//! `testing.*` name someone registered first, say) is recorded
+//! ([`crate::registration::note`]), the rest still registered, and [`tether_testing_load_error`] returns the first
 //! failure's message (NULL when everything registered).
 
 use std::ffi::{c_char, CString};
-use std::sync::{Mutex, OnceLock};
+use std::sync::OnceLock;
 
 use crate::ffi::Error;
+use crate::registration::{first_failure, note};
 
 static LOAD_ERROR: OnceLock<Option<CString>> = OnceLock::new();
-static FAILURES: Mutex<Vec<String>> = Mutex::new(Vec::new());
-
-/// Record a failed registration of `what` (Ok passes through): load goes
-/// on with the next one.
-pub fn note(what: &str, outcome: Result<(), Error>) -> Result<(), Error> {
-    if let Err(e) = outcome {
-        let mut failures = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
-        failures.push(format!("tether-testing: registering {what} failed: {}: {}", e.kind(), e.message()));
-    }
-    Ok(())
-}
 
 /// One group of registrations.
 type Step = fn() -> Result<(), Error>;
@@ -43,7 +33,7 @@ pub fn register_all() -> Option<String> {
     for (what, step) in steps {
         let _ = note(&format!("the {what}"), step());
     }
-    FAILURES.lock().unwrap_or_else(|p| p.into_inner()).first().cloned()
+    first_failure()
 }
 
 extern "C" fn on_load() {

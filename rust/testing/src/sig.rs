@@ -13,7 +13,7 @@ use tether_sys::abi::{type_index as ti, DLDataType};
 
 use crate::core_api::api;
 use crate::ffi::containers;
-use crate::ffi::object::{is_instance, type_index_of};
+use crate::ffi::type_table::{is_instance, type_index_of};
 use crate::ffi::{Any, AnyView, Error, Function};
 
 /// A static type.
@@ -251,7 +251,7 @@ fn check_pairs(v: &AnyView<'_>, kv: Option<&(Ty, Ty)>, what: &str) -> Result<Vec
 }
 
 fn parse_dtype(s: &str) -> Option<Any> {
-    let b = crate::ffi::function::byte_array(s);
+    let b = crate::ffi::bytes::byte_array(s);
     let mut out = DLDataType { code: 0, bits: 0, lanes: 0 };
     // SAFETY: valid input bytes and output slot.
     let rc = unsafe { (api().TVMFFIDataTypeFromString)(&b, &mut out) };

@@ -42,7 +42,7 @@ fn registering_an_existing_name_is_refused() {
 
 #[test]
 fn int_pair_fields_method_and_sum() {
-    let ctor = crate::ffi::object::type_index_of("testing.TestIntPair").expect("registered");
+    let ctor = crate::ffi::type_table::type_index_of("testing.TestIntPair").expect("registered");
     let pair = call("ffi.MakeObjectFromPackedArgs", &[Any::string("testing.TestIntPair").unwrap(), Any::string("a").unwrap(), Any::int(3), Any::string("b").unwrap(), Any::int(4)]).unwrap();
     assert_eq!(pair.type_index(), ctor);
     assert_eq!(call("testing.TestIntPairSum", std::slice::from_ref(&pair)).unwrap().view().int(), Some(7));
@@ -65,8 +65,8 @@ fn containers_with_tensor_inputs_check_types() {
 
 #[test]
 fn native_enum_variants_share_the_cores_state() {
-    use crate::ffi::object::type_index_of;
-    use crate::reflect::enum_def::{get_by_index, normalize_payload};
+    use crate::ffi::type_table::type_index_of;
+    use crate::reflect::enum_state::{get_by_index, normalize_payload};
 
     let variant = type_index_of("testing.TestEnumVariant").expect("registered");
     let alpha = call("testing.enum_variant_get", &[Any::string("Alpha").unwrap()]).unwrap().into_object().unwrap();

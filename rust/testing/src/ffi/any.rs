@@ -16,7 +16,9 @@ use tether_sys::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIA
 use tether_sys::dlpack::DLTensor;
 
 use super::error::Error;
-use super::object::{type_key, ObjectRef};
+use super::bytes::byte_slice;
+use super::object::ObjectRef;
+use super::type_table::type_key;
 use crate::core_api::api;
 
 const HEADER: usize = std::mem::size_of::<TVMFFIObject>();
@@ -279,7 +281,7 @@ impl<'a> AnyView<'a> {
             // SAFETY: a String/Bytes object: a byte array follows the header,
             // alive with the object (kept alive for `'a`).
             let b = unsafe { &*((p.as_ptr() as *const u8).add(HEADER) as *const TVMFFIByteArray) };
-            return Some(super::object::byte_slice(b).to_vec());
+            return Some(byte_slice(b).to_vec());
         }
         if i == raw && raw == ti::kTVMFFIRawStr {
             // SAFETY: the payload of a raw string: a NUL-terminated C string.
@@ -291,7 +293,7 @@ impl<'a> AnyView<'a> {
             // SAFETY: the payload of a byte-array pointer.
             let p = unsafe { self.raw.value.v_ptr } as *const TVMFFIByteArray;
             // SAFETY: as above, alive for `'a`.
-            return (!p.is_null()).then(|| super::object::byte_slice(unsafe { &*p }).to_vec());
+            return (!p.is_null()).then(|| byte_slice(unsafe { &*p }).to_vec());
         }
         None
     }

@@ -8,6 +8,7 @@ use std::ptr::NonNull;
 
 use tether_sys::abi::{TVMFFIByteArray, TVMFFIObject};
 
+use super::bytes::bytes_to_string;
 use super::object::ObjectRef;
 use crate::core_api::api;
 
@@ -78,7 +79,7 @@ impl Error {
             Error::Raised(o) => unsafe {
                 let cell = (o.as_ptr() as *const u8).add(std::mem::size_of::<TVMFFIObject>())
                     as *const tether_sys::abi::TVMFFIErrorCell;
-                super::object::bytes_to_string(&(*cell).message)
+                bytes_to_string(&(*cell).message)
             },
         }
     }
@@ -91,7 +92,7 @@ impl Error {
             Error::Raised(o) => unsafe {
                 let cell = (o.as_ptr() as *const u8).add(std::mem::size_of::<TVMFFIObject>())
                     as *const tether_sys::abi::TVMFFIErrorCell;
-                super::object::bytes_to_string(&(*cell).kind)
+                bytes_to_string(&(*cell).kind)
             },
         }
     }

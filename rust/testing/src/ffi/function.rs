@@ -14,6 +14,7 @@ use std::ptr::NonNull;
 use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIByteArray, TVMFFIFunctionCell, TVMFFIMethodInfo, TVMFFIObject};
 
 use super::any::{Any, AnyView};
+use super::bytes::byte_array;
 use super::error::Error;
 use super::object::ObjectRef;
 use crate::core_api::api;
@@ -155,11 +156,4 @@ impl Function {
         // SAFETY: valid strings and a live function for the call.
         Error::check(unsafe { (api().TVMFFIFunctionSetGlobalFromMethodInfo)(&info, allow_override as c_int) })
     }
-}
-
-pub fn byte_array(s: &str) -> TVMFFIByteArray {
-    if s.is_empty() {
-        return TVMFFIByteArray::EMPTY;
-    }
-    TVMFFIByteArray { data: s.as_ptr().cast(), size: s.len() }
 }

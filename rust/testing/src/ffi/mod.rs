@@ -4,10 +4,12 @@
 //! (`crate::core_api`).
 
 pub mod any;
+pub mod bytes;
 pub mod containers;
 pub mod error;
 pub mod function;
 pub mod object;
+pub mod type_table;
 
 pub use any::{Any, AnyView};
 pub use error::Error;

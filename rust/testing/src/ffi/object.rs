@@ -1,6 +1,7 @@
 //! Owned strong references to objects of the core, and what the testing
-//! library reads from any object: its type index, its type key, its strong
-//! count, whether it is an instance of a type.
+//! library reads from any object itself: its type index and its strong
+//! count. What the core's type table says about an index is in
+//! [`super::type_table`].
 //!
 //! SAFETY invariant: an [`ObjectRef`] holds one strong reference to a live
 //! object of the core (or of a library sharing it), released on drop.
@@ -8,7 +9,7 @@
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use tether_sys::abi::{TVMFFIByteArray, TVMFFIObject, TVMFFITypeInfo};
+use tether_sys::abi::TVMFFIObject;
 
 use crate::core_api::api;
 
@@ -85,66 +86,4 @@ impl Drop for ObjectRef {
         // SAFETY: we own one strong reference (module invariant).
         unsafe { (api().TVMFFIObjectDecRef)(self.0.as_ptr().cast()) };
     }
-}
-
-/// The core's type information for `type_index`, if it has any.
-pub fn type_info(type_index: i32) -> Option<&'static TVMFFITypeInfo> {
-    // SAFETY: the core returns NULL or a record it keeps for the process.
-    unsafe { (api().TVMFFIGetTypeInfo)(type_index).as_ref() }
-}
-
-/// The type key of `type_index` (`<type N>` for an unknown index).
-pub fn type_key(type_index: i32) -> String {
-    match type_info(type_index) {
-        Some(info) => bytes_to_string(&info.type_key),
-        None => format!("<type {type_index}>"),
-    }
-}
-
-/// The index registered for `key`, if any.
-pub fn type_index_of(key: &str) -> Option<i32> {
-    let name = TVMFFIByteArray { data: key.as_ptr().cast(), size: key.len() };
-    let mut out = -1;
-    // SAFETY: a valid key and output slot.
-    let rc = unsafe { (api().TVMFFITypeKeyToIndex)(&name, &mut out) };
-    if rc != 0 {
-        // The core raised "no such type"; it is not an error here.
-        drop(super::error::Error::take_raised());
-        return None;
-    }
-    Some(out)
-}
-
-/// Whether an object of `index` is an instance of `target` (itself or a
-/// descendant), by the ancestors the core records.
-pub fn is_instance(index: i32, target: i32) -> bool {
-    if index == target {
-        return true;
-    }
-    let (Some(info), Some(target_info)) = (type_info(index), type_info(target)) else {
-        return false;
-    };
-    let depth = target_info.type_depth;
-    if depth >= info.type_depth || info.type_ancestors.is_null() {
-        return false;
-    }
-    // SAFETY: `type_ancestors` has `type_depth` entries, each a record the
-    // core keeps for the process; `depth < type_depth`.
-    let ancestor = unsafe { (*info.type_ancestors.add(depth as usize)).as_ref() };
-    ancestor.is_some_and(|a| a.type_index == target)
-}
-
-/// The bytes a byte array of the core describes, as (lossy) UTF-8.
-pub fn bytes_to_string(b: &TVMFFIByteArray) -> String {
-    String::from_utf8_lossy(byte_slice(b)).into_owned()
-}
-
-/// The bytes a byte array describes.
-pub fn byte_slice(b: &TVMFFIByteArray) -> &[u8] {
-    if b.data.is_null() || b.size == 0 {
-        return &[];
-    }
-    // SAFETY: the core's byte arrays describe `size` readable bytes that
-    // live as long as the record or object holding them.
-    unsafe { std::slice::from_raw_parts(b.data.cast(), b.size) }
 }

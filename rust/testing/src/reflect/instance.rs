@@ -79,7 +79,7 @@ pub fn layout_of_instance(type_index: i32) -> Option<Arc<Layout>> {
     if let Some(layout) = layout_of(type_index) {
         return Some(layout);
     }
-    let info = crate::ffi::object::type_info(type_index)?;
+    let info = crate::ffi::type_table::type_info(type_index)?;
     let depth = usize::try_from(info.type_depth).ok()?;
     (0..depth).rev().find_map(|d| {
         // SAFETY: the ancestors array has `type_depth` live entries, kept
@@ -95,7 +95,8 @@ pub fn layout_of_instance(type_index: i32) -> Option<Arc<Layout>> {
 /// (an alias such as `ffi.IntEnum`'s `value`) are listed once, so an
 /// owning field is released once.
 pub fn native_parent_fields(type_index: i32) -> Result<Option<(usize, Vec<SlotField>)>, Error> {
-    use crate::ffi::object::{bytes_to_string, type_info};
+    use crate::ffi::bytes::bytes_to_string;
+    use crate::ffi::type_table::type_info;
     use tether_sys::abi::type_index as ti;
 
     let Some(info) = type_info(type_index) else { return Ok(None) };

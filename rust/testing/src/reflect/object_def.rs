@@ -15,8 +15,8 @@ use tether_sys::abi::{field_flag, type_index as ti, TVMFFIAny, TVMFFIByteArray, 
 use super::instance::{self, Layout, SlotField};
 use super::storage::{setter_for, Store};
 use crate::core_api::api;
-use crate::ffi::function::byte_array;
-use crate::ffi::object::{type_index_of, type_info};
+use crate::ffi::bytes::byte_array;
+use crate::ffi::type_table::{type_index_of, type_info};
 use crate::ffi::{Any, Error, Function, ObjectRef};
 use crate::sig::{function_schema, metadata, obj, typed_function, Ty};
 

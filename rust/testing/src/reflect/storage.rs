@@ -228,8 +228,8 @@ fn set_slot(slot: usize, field: *mut c_void, value: *const TVMFFIAny) -> c_int {
         // A field of a payload enum type also takes the raw int or string
         // naming one of its singletons (as upstream's dataclass fields do).
         if let Ty::Object { key, .. } = &ty {
-            if let Some(target) = crate::ffi::object::type_index_of(key) {
-                if let Some(singleton) = super::enum_def::normalize_payload(target, &view)? {
+            if let Some(target) = crate::ffi::type_table::type_index_of(key) {
+                if let Some(singleton) = super::enum_state::normalize_payload(target, &view)? {
                     return Ok(singleton);
                 }
             }

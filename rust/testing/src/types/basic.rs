@@ -9,7 +9,7 @@ use tether_sys::abi::type_index as ti;
 use super::construct;
 use crate::ffi::containers;
 use crate::ffi::{Any, Error, Function};
-use crate::globals::def;
+use crate::registration::def;
 use crate::reflect::{field, get_field, TypeDef};
 use crate::sig::{any_object, array, map, obj, optional, Ty};
 

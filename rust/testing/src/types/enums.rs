@@ -7,8 +7,9 @@
 //! `add`/`mul`). Each converts only its own instances (`__ffi_convert__`).
 
 use crate::ffi::{Any, Error, Function};
-use crate::globals::def;
-use crate::reflect::enum_def::{enum_def, get_by_index, set_enum_attr};
+use crate::registration::def;
+use crate::reflect::enum_def::{enum_def, set_enum_attr};
+use crate::reflect::enum_state::get_by_index;
 use crate::reflect::{register_attr, TypeDef};
 use crate::sig::{obj, Ty};
 
@@ -21,7 +22,7 @@ fn convert_attr(index: i32, key: &'static str) -> Result<Any, Error> {
     let f = Function::from_closure(move |args| {
         let v = args.first().ok_or_else(|| Error::type_error("__ffi_convert__ takes one value"))?;
         match v.object() {
-            Some(o) if crate::ffi::object::is_instance(o.type_index(), index) => Ok(Any::object(o)),
+            Some(o) if crate::ffi::type_table::is_instance(o.type_index(), index) => Ok(Any::object(o)),
             _ => Err(Error::type_error(format!("Cannot cast from `{}` to `{key}`", v.type_key()))),
         }
     })?;

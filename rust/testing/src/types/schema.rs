@@ -10,7 +10,7 @@ use tether_sys::abi::{DLDataType, DLDevice};
 
 use crate::ffi::containers::{self, map_items, seq_items};
 use crate::ffi::{Any, Error};
-use crate::globals::{def, def_packed, def_with_meta};
+use crate::registration::{def, def_packed, def_with_meta};
 use crate::reflect::{field, get_field, set_field, TypeDef};
 use crate::sig::{any_object, array, dict, list, map, obj, optional, tensor, Ty};
 

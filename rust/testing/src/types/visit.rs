@@ -8,7 +8,7 @@ use tether_sys::abi::field_flag::{kSEqHashDefPattern, kSEqHashDefSimple};
 
 use super::construct;
 use crate::ffi::{Any, AnyView, Error, Function};
-use crate::globals::def;
+use crate::registration::def;
 use crate::reflect::{field, get_field, TypeDef};
 use crate::sig::{any_object, Ty};
 
