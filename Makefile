@@ -392,11 +392,12 @@ lint-entry-points: build python
 # hold python/tether to one direction, down to core, with no import circle
 # (bare_package_imports.py checks the imports of the bare package, which
 # those contracts must ignore, name only _ffi and modules);
-# tether-layering (tools/layering, syn-parsed paths) holds the extension's
-# sources, python/src, to the layer order in tools/layering/layers.txt and
-# fails on any import circle across files, naming file and line.
-# `make lint-layers-core` runs the same check on rust/core, whose layer
-# folders layers.txt lists bottom to top.
+# tether-layering (tools/layering, syn-parsed paths) holds every Rust crate
+# layers.txt lists (rust/core, rust/testing, rust/sys, rust/cxx_bridge, the
+# extension's python/src, the checker itself) to the layer order written
+# there and fails on any import circle across files or across folders
+# (each taken whole), naming file and line. `make lint-layers-core` runs
+# the check on rust/core alone.
 IMPORT_LINTER_STAMP := $(VENV)/.tether-import-linter
 
 $(IMPORT_LINTER_STAMP): $(VENV_STAMP)
@@ -406,7 +407,7 @@ $(IMPORT_LINTER_STAMP): $(VENV_STAMP)
 lint-layers: $(IMPORT_LINTER_STAMP)
 	cd python && $(VENV)/bin/lint-imports --no-cache --config ../tools/layering/importlinter.ini
 	$(PY) tools/layering/bare_package_imports.py python/tether
-	$(CARGO) run -q -p tether-layering -- tools/layering/layers.txt . python/src
+	$(CARGO) run -q -p tether-layering -- tools/layering/layers.txt .
 
 lint-layers-core:
 	$(CARGO) run -q -p tether-layering -- tools/layering/layers.txt . rust/core/src

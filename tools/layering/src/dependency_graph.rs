@@ -1,7 +1,9 @@
-//! The file-to-file dependency graph of one crate and the two checks on it:
-//! no file names a module of a higher layer, and no files form an import
-//! circle (strongly connected components of more than one file, found with
-//! an iterative Tarjan walk).
+//! The file-to-file dependency graph of one crate and the checks on it: no
+//! file names a module of a higher layer, no files form an import circle,
+//! and no folders do — at every level of the module tree, the children of
+//! one module (a file, or a folder taken whole with everything under it)
+//! depend on each other one way. Circles are the strongly connected
+//! components of more than one node, found with an iterative Tarjan walk.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -150,11 +152,104 @@ pub fn layer_violations(
 /// Import circles: each strongly connected component of more than one
 /// file, files in path order.
 pub fn circles(graph: &Graph) -> Vec<Vec<usize>> {
-    let n = graph.files.len();
-    let mut successors = vec![Vec::new(); n];
+    let mut successors = vec![Vec::new(); graph.files.len()];
     for edge in &graph.edges {
         successors[edge.from].push(edge.to);
     }
+    let mut components = strongly_connected(&successors);
+    for component in &mut components {
+        component.sort_by(|a, b| graph.files[*a].path.cmp(&graph.files[*b].path));
+    }
+    components.sort();
+    components
+}
+
+/// A circle among the children of one module: `members` (child names, in
+/// order) each reach the next through `edges`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FolderCircle {
+    /// The module whose children they are; empty for the crate root.
+    pub parent: Vec<String>,
+    pub members: Vec<String>,
+    /// Each (from member, to member) once, with the first file edge behind it.
+    pub edges: Vec<(String, String, Edge)>,
+}
+
+/// Circles among the children of each module that has a folder among its
+/// children: a folder stands for every file under it. A circle of files
+/// alone is left to [`circles`].
+pub fn folder_circles(graph: &Graph) -> Vec<FolderCircle> {
+    let parents: BTreeSet<Vec<String>> = graph
+        .files
+        .iter()
+        .flat_map(|f| (0..f.module.len().saturating_sub(1)).map(|n| f.module[..n].to_vec()))
+        .collect();
+    let mut found = Vec::new();
+    for parent in parents {
+        // Child name of each file under `parent` (not `parent`'s own file).
+        let child_of = |file| child_name(&parent, file);
+        let names: Vec<String> = graph
+            .files
+            .iter()
+            .filter_map(child_of)
+            .cloned()
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let folders: HashSet<&String> = graph
+            .files
+            .iter()
+            .filter(|f| f.module.len() > parent.len() + 1)
+            .filter_map(child_of)
+            .collect();
+        let node: HashMap<&String, usize> = names.iter().enumerate().map(|(i, n)| (n, i)).collect();
+        let mut successors = vec![Vec::new(); names.len()];
+        let mut first_edge: HashMap<(usize, usize), &Edge> = HashMap::new();
+        for edge in &graph.edges {
+            let (Some(from), Some(to)) = (
+                child_of(&graph.files[edge.from]),
+                child_of(&graph.files[edge.to]),
+            ) else {
+                continue;
+            };
+            let (from, to) = (node[from], node[to]);
+            if from != to && !first_edge.contains_key(&(from, to)) {
+                first_edge.insert((from, to), edge);
+                successors[from].push(to);
+            }
+        }
+        for mut component in strongly_connected(&successors) {
+            if !component.iter().any(|&c| folders.contains(&names[c])) {
+                continue;
+            }
+            component.sort();
+            let members: HashSet<usize> = component.iter().copied().collect();
+            let mut edges: Vec<(String, String, Edge)> = first_edge
+                .iter()
+                .filter(|((f, t), _)| members.contains(f) && members.contains(t))
+                .map(|(&(f, t), &e)| (names[f].clone(), names[t].clone(), e.clone()))
+                .collect();
+            edges.sort();
+            found.push(FolderCircle {
+                parent: parent.clone(),
+                members: component.iter().map(|&c| names[c].clone()).collect(),
+                edges,
+            });
+        }
+    }
+    found
+}
+
+/// The child of `parent` that `file` lies in (`None` for `parent`'s own
+/// file and files elsewhere).
+fn child_name<'f>(parent: &[String], file: &'f ModuleFile) -> Option<&'f String> {
+    (file.module.len() > parent.len() && file.module[..parent.len()] == *parent)
+        .then(|| &file.module[parent.len()])
+}
+
+/// The strongly connected components of more than one node.
+fn strongly_connected(successors: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    let n = successors.len();
     const UNVISITED: usize = usize::MAX;
     let mut index = vec![UNVISITED; n];
     let mut low = vec![0usize; n];
@@ -202,12 +297,10 @@ pub fn circles(graph: &Graph) -> Vec<Vec<usize>> {
                     }
                 }
                 if component.len() > 1 {
-                    component.sort_by(|a, b| graph.files[*a].path.cmp(&graph.files[*b].path));
                     components.push(component);
                 }
             }
         }
     }
-    components.sort();
     components
 }

@@ -1,7 +1,7 @@
 //! `tether-layering LAYER_FILE [BASE_DIR]`: checks every crate the layer
 //! file lists (see `layer_spec`) — no module names a module of a higher
-//! layer, every top-level module belongs to a layer, and no files form an
-//! import circle. Prints each finding with its file and line; exits 1 when
+//! layer, every top-level module belongs to a layer, and no files, nor
+//! folders taken whole, form an import circle. Prints each finding with its file and line; exits 1 when
 //! there is any, 2 when the check cannot run.
 
 mod dependency_graph;
@@ -121,6 +121,26 @@ pub fn check_crate(
                 .map(|e| format!("{} (line {})", module_name(e.to), e.line))
                 .collect();
             block.push_str(&format!("\n  {} -> {}", shown(file), inside.join(", ")));
+        }
+        report.push(block);
+    }
+    for circle in dependency_graph::folder_circles(&graph) {
+        let inside = if circle.parent.is_empty() {
+            "the crate root".to_string()
+        } else {
+            format!("`{}`", circle.parent.join("::"))
+        };
+        let mut block = format!(
+            "import circle of {} modules of {inside} (a folder counts whole):",
+            circle.members.len()
+        );
+        for (from, to, edge) in &circle.edges {
+            block.push_str(&format!(
+                "\n  {from} -> {to}: {}:{} names {}",
+                shown(edge.from),
+                edge.line,
+                module_name(edge.to)
+            ));
         }
         report.push(block);
     }
@@ -249,6 +269,44 @@ mod tests {
         let report = check_crate(&tree.0, &layers("s: s\n")).unwrap();
         assert_eq!(report.len(), 1, "{report:?}");
         assert!(report[0].starts_with("import circle of 2 files"));
+    }
+
+    #[test]
+    fn a_circle_between_folders_is_reported() {
+        // No two files name each other, but folder `a` and file `b` do.
+        let tree = Tree::new(&[
+            ("lib.rs", "pub mod s;"),
+            ("s/mod.rs", "pub mod a; pub mod b;"),
+            ("s/a/mod.rs", "pub mod low; pub mod high;"),
+            ("s/a/low.rs", "pub struct Low;"),
+            ("s/a/high.rs", "use crate::s::b::Mid;"),
+            ("s/b.rs", "use crate::s::a::low::Low; pub struct Mid;"),
+        ]);
+        let report = check_crate(&tree.0, &layers("s: s\n")).unwrap();
+        assert_eq!(report.len(), 1, "{report:?}");
+        assert!(
+            report[0].starts_with("import circle of 2 modules of `s` (a folder counts whole):"),
+            "{}",
+            report[0]
+        );
+        assert!(report[0].contains("a -> b: "), "{}", report[0]);
+        assert!(report[0].contains("high.rs:1 names s::b"), "{}", report[0]);
+        assert!(report[0].contains("b -> a: "), "{}", report[0]);
+    }
+
+    #[test]
+    fn folders_that_depend_one_way_pass() {
+        let tree = Tree::new(&[
+            ("lib.rs", "pub mod s; pub mod t;"),
+            ("s/mod.rs", "pub mod a; pub mod b; pub use a::low::Low;"),
+            ("s/a/mod.rs", "pub mod low;"),
+            ("s/a/low.rs", "pub struct Low;"),
+            ("s/b.rs", "use crate::s::Low; pub struct Mid;"),
+            ("t/mod.rs", "pub mod x; use crate::s::b::Mid;"),
+            ("t/x.rs", "use crate::s::a::low::Low;"),
+        ]);
+        let report = check_crate(&tree.0, &layers("t: t\ns: s\n")).unwrap();
+        assert!(report.is_empty(), "{report:?}");
     }
 
     #[test]

@@ -4,9 +4,13 @@
 //! names each `use` binds, so a path through a re-export can be followed to
 //! the module that defines the item.
 //!
+//! A first segment that is neither `crate`/`self`/`super`, a child module
+//! nor an item the module itself defines (a `macro_rules!` re-exported with
+//! `use name;`, say) names another crate.
+//!
 //! Code under `#[cfg(test)]` is skipped: unit tests may reach any layer.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use proc_macro2::{TokenStream, TokenTree};
 use syn::spanned::Spanned;
@@ -46,19 +50,59 @@ pub fn collect(
         let at = e.span().start();
         format!("line {}:{}: {e}", at.line, at.column + 1)
     })?;
+    let mut local_items = HashMap::new();
+    defined_items(&file.items, &mut module.to_vec(), &mut local_items);
     let mut collector = Collector {
         scope: module.to_vec(),
         modules,
+        local_items,
         uses: FileUses::default(),
     };
     collector.visit_file(&file);
     Ok(collector.uses)
 }
 
+/// The names each module of the file (the file's own, and its inline
+/// modules) defines with an item of its own, `use` bindings aside.
+fn defined_items(
+    items: &[syn::Item],
+    scope: &mut Vec<String>,
+    out: &mut HashMap<Vec<String>, HashSet<String>>,
+) {
+    for item in items {
+        let name = match item {
+            syn::Item::Const(i) => Some(&i.ident),
+            syn::Item::Enum(i) => Some(&i.ident),
+            syn::Item::Fn(i) => Some(&i.sig.ident),
+            syn::Item::Macro(i) => i.ident.as_ref(),
+            syn::Item::Mod(i) => {
+                if let Some((_, inner)) = &i.content {
+                    scope.push(i.ident.to_string());
+                    defined_items(inner, scope, out);
+                    scope.pop();
+                }
+                Some(&i.ident)
+            }
+            syn::Item::Static(i) => Some(&i.ident),
+            syn::Item::Struct(i) => Some(&i.ident),
+            syn::Item::Trait(i) => Some(&i.ident),
+            syn::Item::TraitAlias(i) => Some(&i.ident),
+            syn::Item::Type(i) => Some(&i.ident),
+            syn::Item::Union(i) => Some(&i.ident),
+            _ => None,
+        };
+        if let Some(name) = name {
+            out.entry(scope.clone()).or_default().insert(name.to_string());
+        }
+    }
+}
+
 struct Collector<'m> {
     /// The module the code being visited belongs to (file module + inline modules).
     scope: Vec<String>,
     modules: &'m HashSet<Vec<String>>,
+    /// Names defined by items of each module of this file.
+    local_items: HashMap<Vec<String>, HashSet<String>>,
     uses: FileUses,
 }
 
@@ -84,9 +128,12 @@ impl Collector<'_> {
             _ => {
                 let mut child = self.scope.clone();
                 child.push(first.clone());
-                self.modules
-                    .contains(&child)
-                    .then(|| self.scope.iter().chain(segments).cloned().collect())
+                let local = self.modules.contains(&child)
+                    || self
+                        .local_items
+                        .get(&self.scope)
+                        .is_some_and(|names| names.contains(first));
+                local.then(|| self.scope.iter().chain(segments).cloned().collect())
             }
         }
     }
@@ -187,7 +234,11 @@ impl Collector<'_> {
                 });
             }
         }
-        if bound != "_" {
+        // `use name;` of an item defined right here binds nothing new.
+        let binds_itself = target.as_ref().is_some_and(|t| {
+            t.len() == self.scope.len() + 1 && t[..self.scope.len()] == self.scope[..] && t[self.scope.len()] == bound
+        });
+        if bound != "_" && !binds_itself {
             self.uses.aliases.push(Alias {
                 module: self.scope.clone(),
                 name: bound,
@@ -354,6 +405,23 @@ mod tests {
             .map(|r| r.segments.join("::"))
             .collect();
         assert_eq!(refs, vec!["any::Any".to_string()]);
+    }
+
+    #[test]
+    fn a_local_macro_reexported_by_use_is_followed() {
+        let mods = modules(&[&[], &["m"], &["m", "steps"], &["m", "hooks"]]);
+        let steps = collect(
+            "macro_rules! attempt { () => {} } pub(crate) use attempt; mod inner { pub fn f() {} } use inner::f;",
+            &segs("m::steps"),
+            &mods,
+        )
+        .unwrap();
+        // Defined here: no alias that would send a lookup back to itself.
+        assert!(!steps.aliases.iter().any(|a| a.name == "attempt"));
+        let inner = steps.aliases.iter().find(|a| a.name == "f").unwrap();
+        assert_eq!(inner.target, Some(segs("m::steps::inner::f")));
+        let hooks = collect("use super::steps::attempt;", &segs("m::hooks"), &mods).unwrap();
+        assert_eq!(hooks.references[0].segments, segs("m::steps::attempt"));
     }
 
     #[test]
