@@ -18,15 +18,21 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The file name of the shared library `stem` (`tether_core`, `tether_testing`).
+/// The file name of the shared library `stem` (`tether_core`, `tether_testing`)
+/// on the target (a build script's own `cfg!` is the host's).
 fn lib_file_name(stem: &str) -> String {
-    if cfg!(target_os = "windows") {
-        format!("{stem}.dll")
-    } else if cfg!(target_os = "macos") {
-        format!("lib{stem}.dylib")
-    } else {
-        format!("lib{stem}.so")
+    match env::var("CARGO_CFG_TARGET_OS").unwrap_or_default().as_str() {
+        "windows" => format!("{stem}.dll"),
+        "macos" => format!("lib{stem}.dylib"),
+        _ => format!("lib{stem}.so"),
     }
+}
+
+/// Whether the target links with MSVC's linker, which takes a DLL's import
+/// library: rustc names a cdylib's `stem.dll.lib`, so the library is linked
+/// as `stem.dll` (`-l NAME` reads `NAME.lib`), as tether-sys's `#[link]` does.
+fn msvc_target() -> bool {
+    env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("windows") && env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("msvc")
 }
 
 fn copy_dir(from: &Path, to: &Path) {
@@ -202,22 +208,35 @@ fn main() {
     }
 
     println!("cargo:rustc-link-search=native={}", package.display());
+    if msvc_target() {
+        // The import libraries stay out of the package: linked from OUT_DIR.
+        let implib = PathBuf::from(env::var("OUT_DIR").unwrap()).join("implib");
+        std::fs::create_dir_all(&implib).expect("create the import library dir");
+        for stem in ["tether_core", "tether_testing"] {
+            let lib = lib_dir.join(format!("{stem}.dll.lib"));
+            assert!(lib.exists(), "{stem} import library not found at {}", lib.display());
+            std::fs::copy(&lib, implib.join(format!("{stem}.dll.lib"))).expect("copy the import library");
+        }
+        println!("cargo:rustc-link-search=native={}", implib.display());
+    }
     // The testing library: nothing of it is referenced, so it is kept as a
     // dependency explicitly (ELF linkers drop unreferenced libraries under
     // --as-needed; MSVC imports a DLL only for a referenced symbol).
-    if cfg!(target_os = "windows") {
-        println!("cargo:rustc-link-lib=dylib=tether_testing");
+    if msvc_target() {
+        println!("cargo:rustc-link-lib=dylib=tether_testing.dll");
         println!("cargo:rustc-cdylib-link-arg=/INCLUDE:TVMFFITestingDummyTarget");
-    } else if cfg!(target_os = "macos") {
+    } else if target_os == "windows" {
+        println!("cargo:rustc-link-lib=dylib=tether_testing");
+    } else if target_os == "macos" {
         println!("cargo:rustc-link-lib=dylib=tether_testing");
     } else {
         println!("cargo:rustc-cdylib-link-arg=-Wl,--push-state,--no-as-needed");
         println!("cargo:rustc-cdylib-link-arg=-ltether_testing");
         println!("cargo:rustc-cdylib-link-arg=-Wl,--pop-state");
     }
-    if cfg!(target_os = "macos") {
+    if target_os == "macos" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,@loader_path");
-    } else if !cfg!(target_os = "windows") {
+    } else if target_os != "windows" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,$ORIGIN");
     }
 }

@@ -18,7 +18,10 @@ use crate::api_table::{with_core_api, TetherCoreApiTable, TETHER_CORE_API_VERSIO
 #[allow(unused_imports)]
 use crate::dlpack::*;
 
-#[link(name = "tether_core")]
+// rustc names a cdylib's import library `tether_core.dll.lib` (MSVC), and
+// MSVC links `-l NAME` as `NAME.lib`: there the library is `tether_core.dll`.
+#[cfg_attr(all(windows, target_env = "msvc"), link(name = "tether_core.dll"))]
+#[cfg_attr(not(all(windows, target_env = "msvc")), link(name = "tether_core"))]
 extern "C" {
     /// The core's table (static, immutable, valid for the library's lifetime).
     pub fn tether_core_api_table() -> *const TetherCoreApiTable;

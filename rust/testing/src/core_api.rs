@@ -13,7 +13,10 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 
 use tether_sys::api_table::{TetherCoreApiTable, TETHER_CORE_API_VERSION};
 
-#[link(name = "tether_core")]
+// rustc names a cdylib's import library `tether_core.dll.lib` (MSVC), and
+// MSVC links `-l NAME` as `NAME.lib`: there the library is `tether_core.dll`.
+#[cfg_attr(all(windows, target_env = "msvc"), link(name = "tether_core.dll"))]
+#[cfg_attr(not(all(windows, target_env = "msvc")), link(name = "tether_core"))]
 extern "C" {
     fn tether_core_api_table() -> *const TetherCoreApiTable;
 }
