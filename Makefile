@@ -393,11 +393,11 @@ lint-entry-points: build python
 # (bare_package_imports.py checks the imports of the bare package, which
 # those contracts must ignore, name only _ffi and modules);
 # tether-layering (tools/layering, syn-parsed paths) holds every Rust crate
-# layers.txt lists (rust/core, rust/testing, rust/sys, rust/cxx_bridge, the
-# extension's python/src, the checker itself) to the layer order written
-# there and fails on any import circle across files or across folders
-# (each taken whole), naming file and line. `make lint-layers-core` runs
-# the check on rust/core alone.
+# layers.txt lists (rust/core, rust/testing, rust/sys, rust/cxx_bridge,
+# rust/fuzz, the extension's python/src, the checker itself) to the layer
+# order written there and fails on any import circle across files or
+# across folders (each taken whole), naming file and line.
+# `make lint-layers-core` runs the check on rust/core alone.
 IMPORT_LINTER_STAMP := $(VENV)/.tether-import-linter
 
 $(IMPORT_LINTER_STAMP): $(VENV_STAMP)
