@@ -72,15 +72,28 @@ _soname_library = None  # kept loaded for the life of the process
 
 
 def _load_soname_library() -> None:
-    """Load tether's ``libtvm_ffi.so`` (ELF platforms), so that native
-    libraries needing ``libtvm_ffi.so`` bind to tether's core. Refused when
-    another ``libtvm_ffi.so`` (apache-tvm-ffi's) is mapped already."""
+    """Make the C ABI visible process-wide, as apache-tvm-ffi's
+    ``libtvm_ffi.so`` (loaded ``RTLD_GLOBAL``) makes it: code that looks the
+    ``TVMFFI*`` functions up in the global scope (``dlsym(RTLD_DEFAULT)``,
+    ``ctypes.CDLL(None)``, a JIT linker resolving an object file's
+    undefined symbols against the process) finds tether's core.
+
+    On ELF platforms this loads tether's ``libtvm_ffi.so`` (a filter on the
+    core), so native libraries needing ``libtvm_ffi.so`` also bind to
+    tether's core; elsewhere the core itself is loaded globally. Refused
+    when another ``libtvm_ffi.so`` (apache-tvm-ffi's) is mapped already.
+    Only serving does this: on its own tether stays ``RTLD_LOCAL`` and
+    shares a process with another TVM-FFI runtime."""
     global _soname_library
+    import ctypes
     from pathlib import Path
 
     path = Path(__file__).with_name("libtvm_ffi.so")
     if not path.is_file():
-        return  # macOS and Windows: libraries bind to the core they linked against
+        from .libinfo import find_libtvm_ffi
+
+        _soname_library = ctypes.CDLL(find_libtvm_ffi(), ctypes.RTLD_GLOBAL)
+        return
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             mapped = {line.split()[-1] for line in maps if line.rstrip().endswith("/libtvm_ffi.so")}
@@ -90,9 +103,7 @@ def _load_soname_library() -> None:
     if others:
         raise RuntimeError("cannot serve as tvm_ffi: another libtvm_ffi.so is loaded in this process "
                            f"({', '.join(sorted(others))})")
-    import ctypes
-
-    _soname_library = ctypes.CDLL(str(path))
+    _soname_library = ctypes.CDLL(str(path), ctypes.RTLD_GLOBAL)
 
 
 def _finder_for_boot() -> "_AliasFinder":
