@@ -221,6 +221,9 @@ test-cpp: build cpp-toolchains $(VENV_STAMP)
 	$(CXX) $(CPP_FLAGS) tests/cpp/interop_test.cc -Wl,--no-as-needed -L$(CPP_OUT) -linterop_upstream \
 	    -Wl,--as-needed -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR):$(CPP_OUT) -o $(CPP_OUT)/interop_test
 	$(CPP_OUT)/interop_test
+	$(CXX) -std=c++17 -Wall -Wextra -Werror -I"$(PEER_INCLUDE)" tests/cpp/upstream_tensor_layout_test.cc \
+	    -L$(LIBDIR) -ltether_core -Wl,-rpath,$(LIBDIR) -o $(CPP_OUT)/upstream_tensor_layout_test
+	$(CPP_OUT)/upstream_tensor_layout_test
 	for cxx in aarch64-linux-gnu-g++ x86_64-w64-mingw32-g++-posix; do \
 	    for src in tests/cpp/layer_test.cc tests/cpp/interop_test.cc tests/python/native/cpp_plugin.cc; do \
 	        $$cxx $(CPP_FLAGS) -I$(CPP_OUT)/doctest-include -fsyntax-only $$src || exit 1; \

@@ -6,7 +6,15 @@
 //! What follows the `DLTensor` is tether's own: who owns the data (a DLPack
 //! managed tensor whose deleter runs exactly once when the Tensor is
 //! destroyed, or the source Tensor of a view) and the DLPack flags the data
-//! came with. Shape and strides are stored as upstream stores them: a Tensor
+//! came with. Those fields exist only in Tensors this core allocated: C++
+//! built against upstream's headers constructs Tensor objects of its own
+//! (`Tensor::FromNDAlloc`, `FromDLPack` in a header-only build) whose
+//! memory after the `DLTensor` is theirs (an allocator, shape cells). A
+//! Tensor is known to be this core's by its deleter ([`tensor_deleter`],
+//! one non-generic function installed on every Tensor allocated here);
+//! any other Tensor is read as upstream reads it: the `DLTensor` only, no
+//! flags (writeable, not copied), exactly what upstream's `ToDLPack*` export.
+//! Shape and strides are stored as upstream stores them: a Tensor
 //! made from a managed tensor borrows the producer's `shape` array (and its
 //! `strides`, or compact strides computed into the object's own tail when
 //! the producer gave none); a view copies shape and strides into its tail.
@@ -39,7 +47,8 @@ enum Owner {
     Source(#[allow(dead_code)] ObjectRef), // held, never read
 }
 
-/// The object layout: header, `DLTensor`, then tether's fields.
+/// The object layout: header, `DLTensor`, then tether's fields (present only
+/// when [`is_own_layout`] holds: never read in a Tensor C++ constructed).
 #[repr(C)]
 pub struct TensorObj {
     header: TVMFFIObject,
@@ -61,6 +70,24 @@ unsafe impl ObjectType for TensorObj {
     fn type_index() -> i32 {
         ti::kTVMFFITensor
     }
+}
+
+/// The deleter of every Tensor this core allocates: the generic object
+/// deleter, under one address that identifies tether's layout (a generic
+/// function's address is not a reliable identity across code units).
+unsafe extern "C" fn tensor_deleter(ptr: *mut c_void, flags: i32) {
+    // SAFETY: installed only on TensorObj allocations made by `allocate`;
+    // the object system calls it with the flags of the counts that hit zero.
+    unsafe { crate::object::object_deleter::<TensorObj>(ptr, flags) }
+}
+
+/// Whether `obj` (a live Tensor object) was allocated by this core, so that
+/// the fields after its `DLTensor` are tether's.
+fn is_own_layout(obj: *const TensorObj) -> bool {
+    // SAFETY: the header is the first field of every Tensor object, whoever
+    // constructed it; only the deleter pointer is read.
+    let deleter = unsafe { (*obj.cast::<TVMFFIObject>()).deleter };
+    deleter.map(|d| d as *const () as usize) == Some(tensor_deleter as *const () as usize)
 }
 
 impl Drop for TensorObj {
@@ -287,7 +314,11 @@ impl Tensor {
         let tail = tail_i64.checked_mul(8).ok_or_else(|| Error::value_error("tensor rank overflows"))?;
         // SAFETY: the tail holds i64s (no drop) and is filled by the caller
         // before the object is shared.
-        unsafe { ObjectPtr::new_with_tail(obj, tail, 8) }.map_err(Error::from)
+        let ptr = unsafe { ObjectPtr::new_with_tail(obj, tail, 8) }.map_err(Error::from)?;
+        // SAFETY: sole owner of the fresh object; `tensor_deleter` does what
+        // the deleter it replaces does, for this very type.
+        unsafe { (*ptr.as_ptr()).header.deleter = Some(tensor_deleter) };
+        Ok(ptr)
     }
 
     fn tail(ptr: &ObjectPtr<TensorObj>) -> *mut i64 {
@@ -406,7 +437,7 @@ impl Tensor {
     pub unsafe fn create_unsafe_view(source: &Tensor, prototype: &DLTensor) -> Result<Tensor, Error> {
         check_dl_tensor(prototype, "TVMFFITensorCreateUnsafeView")?;
         let ndim = prototype.ndim as usize;
-        let ptr = Self::allocate(prototype, 2 * ndim, source.0.flags)?;
+        let ptr = Self::allocate(prototype, 2 * ndim, source.flags())?;
         let obj = ptr.as_ptr();
         // SAFETY: sole owner of a fresh object with 2 * ndim tail slots;
         // the prototype's arrays hold ndim entries each (caller contract).
@@ -445,7 +476,7 @@ impl Tensor {
             version: DLPackVersion { major: DLPACK_MAJOR_VERSION, minor: DLPACK_MINOR_VERSION },
             manager_ctx: obj as *mut c_void,
             deleter: Some(release_versioned),
-            flags: self.0.flags,
+            flags: self.flags(),
             dl_tensor: self.0.dl_tensor,
         }))
     }
@@ -497,12 +528,24 @@ impl Tensor {
         // SAFETY: module invariant.
         unsafe { strides_of(&self.0.dl_tensor) }
     }
-    /// DLPack flags kept from the producer (`DLPACK_FLAG_BITMASK_*`).
+    /// DLPack flags kept from the producer (`DLPACK_FLAG_BITMASK_*`); 0 for
+    /// a Tensor that C++ code constructed (upstream keeps no flags).
     pub fn flags(&self) -> u64 {
-        self.0.flags
+        let obj = self.0.as_ptr();
+        if is_own_layout(obj) {
+            // SAFETY: this core allocated the object, so the field exists.
+            unsafe { ptr::addr_of!((*obj).flags).read() }
+        } else {
+            0
+        }
     }
     pub fn is_read_only(&self) -> bool {
-        self.0.flags & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+        self.flags() & DLPACK_FLAG_BITMASK_READ_ONLY != 0
+    }
+    /// Whether this core allocated the Tensor (else C++ code built against
+    /// upstream's headers did, and only its header and `DLTensor` are known).
+    pub fn is_own_layout(&self) -> bool {
+        is_own_layout(self.0.as_ptr())
     }
     /// The element count: 0 when any extent is 0 (whatever the others, whose
     /// product alone may not fit), else the product of the extents, which
