@@ -19,6 +19,7 @@ use tether_sys::abi::{type_index as ti, TVMFFIAny, TVMFFIAnyValue, TVMFFIFunctio
 use tether_sys::*;
 
 use crate::convert::arg_buffer::{keep, take_kept, Shared, StackVec};
+use crate::convert::dlpack::exchange_out::{convert_back, note_wrapper_argument, CallScope};
 use crate::convert::error_bridge::check;
 use crate::convert::ffi_to_py::any_to_py;
 use crate::convert::owned_any::OwnedAny;
@@ -92,6 +93,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
     let mut views = InlineViews { views: [std::mem::MaybeUninit::uninit(); INLINE_ARGS], owned: 0 };
     let mut borrowed = [std::mem::MaybeUninit::<*mut CObject>::uninit(); INLINE_ARGS];
     let mut n_borrowed = 0;
+    let scope = CallScope::enter();
     for (i, &p) in args.iter().enumerate() {
         // SAFETY: the caller keeps every argument alive for the call; a
         // wrapper has the CObject layout.
@@ -105,6 +107,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
                 };
                 borrowed[n_borrowed].write(p as *mut CObject);
                 n_borrowed += 1;
+                note_wrapper_argument(p);
                 TVMFFIAny { type_index: (*h).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }
             } else if let Some(h) = crate::convert::dlpack::tensor_import::TensorTypeMemo::convert_ndarray_arg(py, p) {
                 if h.is_null() {
@@ -124,6 +127,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
         };
         views.views[i].write(v);
     }
+    let api = scope.arguments_done();
     // SAFETY: the first `n_borrowed` entries were written above.
     let borrowed = unsafe { std::slice::from_raw_parts(borrowed.as_ptr() as *const *mut CObject, n_borrowed) };
     // SAFETY: GIL held; the wrappers are alive (the caller holds them).
@@ -146,7 +150,12 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
         return result_into_ptr(py, Err(crate::convert::error_bridge::take_ffi_error(py)));
     }
     // SAFETY: GIL held; we own the result.
-    unsafe { result_to_py(py, result) }
+    let r = unsafe { result_to_py(py, result) };
+    if api == 0 || r.is_null() {
+        return r;
+    }
+    // SAFETY: a new reference.
+    result_into_ptr(py, convert_back(py, api, unsafe { PyObject::from_owned_ptr(py, r) }))
 }
 
 /// An owned call result as a new reference (NULL with the exception set):
@@ -239,6 +248,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
     let mut views = ArgViews::for_args(args.len());
     let mut borrowed: StackVec<*mut CObject, 8> = StackVec::new(ptr::null_mut());
     let mut moved: Vec<(usize, Bound<'_, PyAny>, *mut TVMFFIObject)> = Vec::new();
+    let scope = CallScope::enter();
     for &p in args {
         // SAFETY: the caller keeps every argument alive for the call.
         let a = unsafe { pyo3::Borrowed::from_ptr(py, p) };
@@ -252,6 +262,8 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
             let index = unsafe { (*h).type_index };
             views.push(TVMFFIAny { type_index: index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: h } }, false);
             borrowed.push(a.as_ptr() as *mut CObject);
+            // SAFETY: a live wrapper.
+            unsafe { note_wrapper_argument(p) };
         } else if let Some(r) = crate::convert::rvalue_ref::as_rvalue_ref(a) {
             let target = r.get().target.bind(py).clone();
             let h = handle_of(&target)?;
@@ -262,6 +274,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
             views.push(v.into_raw(), true);
         }
     }
+    let api = scope.arguments_done();
     let borrowed = borrowed.as_slice();
     for (_, target, _) in &moved {
         let o = target.as_ptr() as *mut CObject;
@@ -309,7 +322,7 @@ fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject
     }
     drop(views);
     check(py, rc)?;
-    any_to_py(py, OwnedAny(result))
+    convert_back(py, api, any_to_py(py, OwnedAny(result))?)
 }
 
 /// A call's argument views; the ones converted for the call are owned and

@@ -95,6 +95,14 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                     Ok(Py::from_owned_ptr(py, obj))
                 }
             }
+            // A tensor passed by pointer: a Tensor viewing it (as TVM-FFI).
+            ti::kTVMFFIDLTensorPtr => any_to_py(
+                py,
+                crate::convert::dltensor_view::tensor_from_dltensor_ptr(
+                    py,
+                    raw.value.v_ptr as *const tether_sys::dlpack::DLTensor,
+                )?,
+            ),
             other => Err(PyTypeError::new_err(format!(
                 "FFI value of type {} has no Python equivalent",
                 registry::type_key_of(other)

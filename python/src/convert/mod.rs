@@ -5,7 +5,8 @@
 //! containers, `big_int`, `string_values`, `shape_values`, `value_classes`,
 //! `dlpack`, `opaque_cell`, `rvalue_ref`) and FFI to Python (`ffi_to_py`),
 //! and the Python entry points over single value kinds (`dtype_stream`,
-//! `error_cell`, `opaque_values`, `dlpack::entry_points`).
+//! `error_cell`, `opaque_values`, `dlpack::entry_points`); `dltensor_view`
+//! makes a Tensor of a `DLTensor*` for `ffi_to_py`.
 //!
 //! It may name the tying layer and `core_link`, never the call or module
 //! layers. Two services come from elsewhere through hooks filled at module
@@ -20,6 +21,7 @@ pub mod arg_buffer;
 pub mod big_int;
 pub mod builtin_calls;
 pub mod dlpack;
+pub mod dltensor_view;
 pub mod dtype_stream;
 pub mod error_bridge;
 pub mod error_cell;

@@ -8,6 +8,9 @@
 //! the core's lock, so they are read through the core's own `ffi.ListSize`
 //! and `ffi.ListGetItem`, called natively.
 //!
+//! Items read from a container returned by a call that took PyTorch
+//! tensors come back as PyTorch tensors (`exchange_out`).
+//!
 //! SAFETY invariants of this module: the slot is installed only on
 //! wrapper classes of Arrays or Lists (checked at install), and reads the
 //! handle of a wrapper whose +1 keeps it alive for the read.
@@ -84,7 +87,9 @@ unsafe extern "C" fn seq_subscript(obj: *mut ffi::PyObject, key: *mut ffi::PyObj
         if !h.is_null() && ffi::PyLong_CheckExact(key) != 0 {
             let i = ffi::PyLong_AsLongLong(key);
             if !(i == -1 && !ffi::PyErr_Occurred().is_null()) {
-                return match item(py, h, i) {
+                let api = crate::convert::dlpack::exchange_out::tag_of(&pyo3::Borrowed::from_ptr(py, obj));
+                let got = item(py, h, i).and_then(|v| crate::convert::dlpack::exchange_out::convert_back(py, api, v));
+                return match got {
                     Ok(v) => v.into_ptr(),
                     Err(e) => {
                         e.restore(py);
@@ -137,6 +142,12 @@ pub(crate) fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<
         }
         let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const tether_sys::abi::TVMFFISeqCell);
         let data = cell.data as *const TVMFFIAny;
-        (0..cell.size as usize).map(|i| ffi_to_py::view_to_py(py, &*data.add(i))).collect()
+        let api = crate::convert::dlpack::exchange_out::tag_of(obj);
+        (0..cell.size as usize)
+            .map(|i| {
+                ffi_to_py::view_to_py(py, &*data.add(i))
+                    .and_then(|v| crate::convert::dlpack::exchange_out::convert_back(py, api, v))
+            })
+            .collect()
     }
 }

@@ -13,6 +13,7 @@
 
 pub mod binding;
 pub mod binding_word;
+pub mod exchange_tags;
 pub mod exit_park;
 pub mod function_init;
 pub mod handle_pin;

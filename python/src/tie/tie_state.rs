@@ -95,6 +95,7 @@ pub unsafe extern "C" fn tp_dealloc(obj: *mut ffi::PyObject) {
             ffi::PyObject_GC_UnTrack(obj as *mut c_void);
         }
         let o = obj as *mut CObject;
+        super::exchange_tags::forget(obj);
         // Weak references die with the wrapper's Python life. Their
         // callbacks run first, while the binding still names this wrapper:
         // its count is zero, so a callback (or another thread) fetching the

@@ -17,14 +17,46 @@ use tether_sys::dlpack::{DLManagedTensorVersioned, DLPackVersion};
 
 const EXCHANGE_API: &CStr = c"dlpack_exchange_api";
 
-/// The part of DLPack's `DLPackExchangeAPI` this module calls.
+/// DLPack's `DLPackExchangeAPI` (major version 1).
 #[repr(C)]
-pub(super) struct ExchangeApi {
+pub(crate) struct ExchangeApi {
     pub(super) version: DLPackVersion,
     prev_api: *mut c_void,
     managed_tensor_allocator: *mut c_void,
     pub(super) managed_tensor_from_py_object_no_sync:
         Option<unsafe extern "C" fn(py_object: *mut c_void, out: *mut *mut DLManagedTensorVersioned) -> c_int>,
+    pub(super) managed_tensor_to_py_object_no_sync:
+        Option<unsafe extern "C" fn(tensor: *mut DLManagedTensorVersioned, out_py_object: *mut *mut c_void) -> c_int>,
+    dltensor_from_py_object_no_sync: *mut c_void,
+    current_work_stream: *mut c_void,
+}
+
+/// The table a `torch.Tensor` type without one of its own stands for (a
+/// PyTorch without the C exchange API): tensors go in through
+/// `__dlpack__`, and results go back through `torch.from_dlpack` (see
+/// `exchange_out`, which recognises this table by address), as TVM-FFI's
+/// fallback for PyTorch does.
+pub(crate) struct FallbackTable(pub(crate) ExchangeApi);
+// SAFETY: immutable; its pointers are NULL.
+unsafe impl Sync for FallbackTable {}
+
+pub(crate) static TORCH_FALLBACK: FallbackTable = FallbackTable(ExchangeApi {
+    version: DLPackVersion { major: 1, minor: 0 },
+    prev_api: std::ptr::null_mut(),
+    managed_tensor_allocator: std::ptr::null_mut(),
+    managed_tensor_from_py_object_no_sync: None,
+    managed_tensor_to_py_object_no_sync: None,
+    dltensor_from_py_object_no_sync: std::ptr::null_mut(),
+    current_work_stream: std::ptr::null_mut(),
+});
+
+/// Whether `tp` is `torch.Tensor` or a subclass (PyTorch imported).
+fn is_torch_tensor_type(tp: &Bound<'_, PyType>) -> bool {
+    let py = tp.py();
+    let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else { return false };
+    let Ok(torch) = modules.get_item("torch") else { return false };
+    let Ok(tensor) = torch.getattr("Tensor") else { return false };
+    tensor.downcast::<PyType>().is_ok_and(|t| tp.is_subclass(t).unwrap_or(false))
 }
 
 /// Per producer type: its exchange table, or NULL when it has none. Holds
@@ -55,7 +87,7 @@ impl std::hash::Hasher for AddressHasher {
 }
 static EXCHANGE: Mutex<Option<ExchangeCache>> = Mutex::new(None);
 
-pub(super) fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
+pub(crate) fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     let tp = obj.get_type();
     let key = tp.as_ptr() as usize;
     let mut guard = EXCHANGE.lock().unwrap_or_else(|e| e.into_inner());
@@ -80,6 +112,7 @@ pub(super) fn exchange_api(obj: &Bound<'_, PyAny>) -> *const ExchangeApi {
     // Only major version 1 tables have the layout above.
     // SAFETY: a non-NULL table published by the producer lives as long as its type.
     let api = if api != 0 && unsafe { (*(api as *const ExchangeApi)).version.major } == 1 { api } else { 0 };
+    let api = if api == 0 && is_torch_tensor_type(&tp) { &TORCH_FALLBACK.0 as *const ExchangeApi as usize } else { api };
     cache.0.insert(key, (tp.unbind(), api));
     api as *const ExchangeApi
 }

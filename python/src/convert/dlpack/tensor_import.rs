@@ -400,8 +400,26 @@ pub fn tensor_from_py(py: Python<'_>, obj: &Bound<'_, PyAny>, align: i32, contig
 /// A Tensor for `obj`, a DLPack capsule or an exporter: through `api`
 /// (its type's exchange table, or NULL) when that can export, else by
 /// `__dlpack__` in the given form, which the caller found it has.
+/// A tensor that converted through a table (or PyTorch's fallback) is
+/// noted for the running call, whose results go back the same way
+/// (`exchange_out`).
 #[allow(clippy::too_many_arguments)]
 fn tensor_from_exporter(
+    py: Python<'_>,
+    obj: &Bound<'_, PyAny>,
+    api: *const ExchangeApi,
+    method: *mut ffi::PyObject,
+    form: ExportForm,
+    align: i32,
+    contiguous: bool,
+) -> PyResult<OwnedAny> {
+    let t = export_through(py, obj, api, method, form, align, contiguous)?;
+    super::exchange_out::note_tensor_argument(api);
+    Ok(t)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn export_through(
     py: Python<'_>,
     obj: &Bound<'_, PyAny>,
     api: *const ExchangeApi,
