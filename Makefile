@@ -18,7 +18,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
-	python sanitize fuzz test-asan clean bench bench-quick bench-tvm
+	python sanitize fuzz test-asan clean bench bench-quick bench-tvm test-clients
 
 all: build
 
@@ -61,6 +61,17 @@ test-python: python
 # once. tools/cmake_examples/run.py --help.
 test-cmake: python
 	$(PY) tools/cmake_examples/run.py --cache $(TARGET)/upstream --work $(TARGET)/cmake_examples
+
+# Clients of apache-tvm-ffi published on PyPI (xgrammar, flashinfer-python,
+# jax-tvm-ffi, torch-c-dlpack-ext; orcjit and tirx listed with why they
+# cannot run here): their published wheels installed into two environments
+# under $(TARGET)/clients, one with the peer and one with tether serving as
+# tvm_ffi, their own tests fetched from their pinned, sha256-checked sdists
+# at run time (never copied here) and run one file per process on both;
+# prints the table. Optional, not in `make test` (it downloads PyTorch and
+# JAX). tools/clients/run.py --help.
+test-clients: $(VENV_STAMP)
+	$(PY) tools/clients/run.py --work $(TARGET)/clients
 
 test-rust: test-cxx-bridge
 	$(CARGO) test $(CARGO_WORKSPACE)
