@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import archive_contents  # noqa: E402
 import module_extensions as mext  # noqa: E402
 import rule_stubs as stubs  # noqa: E402
+import surface  # noqa: E402
 
 SOURCE_EXTS = {".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".py", ".sh", ".bzl"}
 TEST_FILE_PATTERNS = ["test_*.py", "*_test.c", "*_test.cc", "*_test.cpp", "*/tests/*.rs"]
@@ -64,6 +65,9 @@ class Module:
     exported: set = field(default_factory=set)   # repo-relative paths
     label_refs: list = field(default_factory=list)  # (label, package, where)
     problems: list = field(default_factory=list)
+    tags: list = field(default_factory=list)     # (extension key, tag, attributes) of MODULE.bazel
+    injected: dict = field(default_factory=dict)  # extension key -> repos given to it by inject_repo
+    platform: str | None = None                  # the OS selects were resolved for (None: all branches)
 
 
 def list_files(root: str, exclude_roots: list[str]) -> list[str]:
@@ -176,6 +180,9 @@ class Evaluator:
                 self.problem(f"pyo3_extension '{name}' has no attribute '{a}'")
         py_only = {"imports", "stubs", "compilation_mode", "module_name"}
         rust_kw = {k: v for k, v in kw.items() if k not in py_only}
+        # rules_rust_pyo3 0.69.0 private/pyo3.bzl: the macro links the pyo3
+        # crate of the registered rust_pyo3_toolchain ahead of `deps`.
+        rust_kw["deps"] = [PYO3_TOOLCHAIN_CRATE] + list(rust_kw.get("deps", []))
         self.record("rust_shared_library", dict(rust_kw, name=name + "_shared", srcs=srcs))
         self.record("py_pyo3_library", {"name": name, **{k: v for k, v in kw.items() if k in py_only | {"visibility", "tags"}}})
 
@@ -198,6 +205,18 @@ class Evaluator:
         return sorted(out)
 
     def select(self, branches, no_match_error=""):
+        if self.mod.platform is not None:
+            # Configured for one OS: the branch Bazel would take there.
+            for cond in branches:
+                if cond != "//conditions:default":
+                    self.mod.label_refs.append((self.canon(cond), self.where, False))
+            for cond, value in branches.items():
+                if cond != "//conditions:default" and condition_matches(self.canon(cond), self.mod.platform):
+                    return value
+            if "//conditions:default" in branches:
+                return branches["//conditions:default"]
+            self.problem(f"select() has no branch for {self.mod.platform} and no default")
+            return []
         merged = None
         for cond, value in branches.items():
             if cond != "//conditions:default":
@@ -243,9 +262,10 @@ class Evaluator:
         m.add_callable("Label", self.label_fn(package_for_labels))
         m.add_callable("toolchain_type", lambda **kw: self.record("filegroup", {"name": kw["name"]}, set(kw)))
         m.add_callable("_package_name", lambda: self.package)
+        m.add_callable("_record_local_rule", lambda kind, names, kw: self.record(kind, dict(kw), set(names)))
         prelude = ("native = struct(glob = glob, select = select, exports_files = exports_files, filegroup = filegroup,"
                    " test_suite = test_suite, package_name = _package_name, alias = alias, config_setting = config_setting)\n")
-        sl.eval(m, sl.parse("<prelude>", prelude + mext.BZL_PRELUDE, self.dialect), self.globals)
+        sl.eval(m, sl.parse("<prelude>", prelude + mext.BZL_PRELUDE + LOCAL_RULE_PRELUDE, self.dialect), self.globals)
         return m
 
     # ---- loads ------------------------------------------------------------------
@@ -321,6 +341,9 @@ class Evaluator:
             for n in names:
                 self.mod.repos.setdefault(n, "dep")
 
+        def _inject_repo(key, names):
+            self.mod.injected.setdefault(key, set()).update(names)
+
         def register_toolchains(*labels, dev_dependency=False):
             for label in labels:
                 if not label.endswith(":all"):
@@ -343,12 +366,13 @@ class Evaluator:
                 fn = f"_ext{i}_{tag}"
                 m.add_callable(fn, make_tag(ext_key, tag))
                 fields.append(f"{tag} = {fn}")
+            fields.append(f"_key = {ext_key!r}")
             lines.append(f"_EXT[{ext_key!r}] = struct({', '.join(fields)})")
 
         for i, key in enumerate(stubs.REPO_RULES):
             m.add_callable(f"_repo_rule{i}", self.repo_recorder.rule(key))
             lines.append(f"_REPO_RULES[{key!r}] = _repo_rule{i}")
-        for fn in (module, bazel_dep, local_path_override, git_override, _use_repo, register_toolchains, self.problem):
+        for fn in (module, bazel_dep, local_path_override, git_override, _use_repo, _inject_repo, register_toolchains, self.problem):
             m.add_callable(fn.__name__, fn)
         m.add_callable("_begin_extension", self.repo_recorder.begin_extension)
         m.add_callable("_end_extension", self.repo_recorder.end_extension)
@@ -370,6 +394,10 @@ def use_repo(extension_proxy, *names, **renamed):
         _run_local_extension(extension_proxy._local_key, list(names) + list(renamed.values()))
     _use_repo(list(names) + list(renamed.keys()))
 
+def inject_repo(extension_proxy, *args, **kwargs):
+    if hasattr(extension_proxy, "_key"):
+        _inject_repo(extension_proxy._key, list(args) + list(kwargs.keys()))
+
 def use_repo_rule(bzl, name, dev_dependency = False):
     key = bzl + "%" + name
     if key not in _REPO_RULES:
@@ -382,9 +410,10 @@ def use_repo_rule(bzl, name, dev_dependency = False):
             sl.eval(m, sl.parse(path, module_src, self.dialect), self.globals)
         except sl.StarlarkError as e:
             self.problem(f"evaluation failed: {first_error_line(str(e))}")
+        self.mod.tags = tag_calls
         # Hubs: which lock file each crate_universe / pip hub is made from.
         for ext_key, tag, kw in tag_calls:
-            if tag == "from_cargo":
+            if tag in ("from_cargo", "from_specs"):
                 self.mod.repos[kw.get("name", "crates")] = "crates:" + kw.get("cargo_lockfile", "")
                 for label in [kw.get("cargo_lockfile", "")] + list(kw.get("manifests", [])):
                     self.mod.label_refs.append((self.canon(label, ""), path, True))
@@ -396,6 +425,49 @@ def use_repo_rule(bzl, name, dev_dependency = False):
                     self.mod.label_refs.append((f"@{repo}//:{kw['crate']}", path, False))
                 for label in list(kw.get("build_script_data", [])) + list(kw.get("build_script_toolchains", [])):
                     self.mod.label_refs.append((self.canon(label, ""), path, False))
+
+
+# Local rules (`rule()` in a .bzl of the repository): each call is recorded
+# as a target of kind "rule:<implementation>" with the rule's attributes.
+LOCAL_RULE_PRELUDE = """
+def _attr(**kwargs):
+    return struct(**kwargs)
+
+attr = struct(label = _attr, label_list = _attr, output = _attr, output_list = _attr, string = _attr,
+              string_list = _attr, string_dict = _attr, bool = _attr, int = _attr)
+
+def DefaultInfo(**kwargs):
+    return struct(**kwargs)
+
+def depset(direct = [], **kwargs):
+    return direct
+
+def rule(implementation, attrs = {}, doc = "", **kwargs):
+    kind = "rule:" + str(implementation)
+    names = list(attrs.keys())
+
+    def _instance(**kw):
+        _record_local_rule(kind, names, kw)
+
+    return _instance
+"""
+
+# The pyo3 crate as pyo3_extension links it (from the rust_pyo3_toolchain).
+PYO3_TOOLCHAIN_CRATE = "@rules_rust_pyo3//private:current_rust_pyo3_toolchain"
+
+# Which OS each platform condition label holds on (//platforms:elf is the
+# group of ELF systems; the others are @platforms constraint values).
+CONDITION_OS = {
+    "@platforms//os:linux": {"linux"},
+    "@platforms//os:macos": {"macos"},
+    "@platforms//os:windows": {"windows"},
+    "@//platforms:elf": {"linux"},
+}
+PLATFORM_OSES = ("linux", "macos", "windows")
+
+
+def condition_matches(label: str, os_name: str) -> bool:
+    return os_name in CONDITION_OS.get(label, set())
 
 
 def flatten(v):
@@ -486,11 +558,12 @@ def evaluate_external_build(root: str, files: list[str], repo_name: str) -> list
     return mod.problems
 
 
-def check_module(root: str, mapping: dict[str, Module] | None = None, archives: bool = False) -> Module:
+def check_module(root: str, mapping: dict[str, Module] | None = None, archives: bool = False,
+                 platform: str | None = None) -> Module:
     files_all = list_files(root, [])
     nested = nested_module_roots(files_all)
     files = [f for f in files_all if not any(f.startswith(n + "/") for n in nested)]
-    mod = Module(root=root)
+    mod = Module(root=root, platform=platform)
     ev = Evaluator(mod, files)
     if "MODULE.bazel" in ev.file_set:
         ev.eval_module()
@@ -547,6 +620,8 @@ def main(argv=None) -> int:
     root = os.path.abspath(argv[0] if argv else os.path.join(os.path.dirname(__file__), "..", ".."))
     main_mod = check_module(root, archives=True)
     problems = list(main_mod.problems)
+    # What Bazel, crate_universe and the toolchains make of the files (surface.py).
+    problems += surface.run(root, main_mod, list_files(root, nested_module_roots(list_files(root, []))))
     count = 1
     for sub in nested_module_roots(list_files(root, [])):
         sub_root = os.path.join(root, sub)

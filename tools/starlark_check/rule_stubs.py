@@ -177,13 +177,22 @@ EXTENSIONS = {
             "allocator_library", "dev_components", "edition", "rustfmt_version", "sha256s", "urls",
         },
     },
-    # rules_rust 0.69.0, crate_universe/extensions.bzl (_from_cargo, _annotation).
+    # rules_rust 0.69.0, crate_universe/extensions.bzl (_from_cargo, _from_specs, _spec, _annotation).
     "@rules_rust//crate_universe:extensions.bzl%crate": {
         "from_cargo": {
             "name", "manifests", "cargo_config", "cargo_lockfile", "generate_binaries",
             "generate_build_scripts", "host_tools", "isolated", "lockfile",
             "skip_cargo_lockfile_overwrite", "strip_internal_dependencies_from_cargo_lockfile",
             "supported_platform_triples",
+        },
+        "from_specs": {
+            "name", "cargo_config", "cargo_lockfile", "generate_binaries", "generate_build_scripts",
+            "host_tools", "isolated", "lockfile", "skip_cargo_lockfile_overwrite",
+            "strip_internal_dependencies_from_cargo_lockfile", "supported_platform_triples",
+        },
+        "spec": {
+            "package", "repositories", "artifact", "branch", "default_features", "features", "git",
+            "lib", "path", "rev", "tag", "version",
         },
         "annotation": {
             "crate", "repositories", "version", "additive_build_file", "additive_build_file_content",
