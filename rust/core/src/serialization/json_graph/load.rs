@@ -8,21 +8,26 @@
 //! against their declared types: a field of a registered class takes only
 //! instances of it (None is left to the field's own setter, which knows
 //! whether it is optional).
+//!
+//! Text is parsed into the borrowed [`Json`] tree and read from there, so
+//! only the values the graph describes become FFI objects; a graph given
+//! as FFI values is read into the same tree first.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 
 use crate::abi::{field_flag, type_index as ti, DLDevice, TVMFFIFieldInfo};
-use crate::values::any::Any;
-use crate::containers::{Array, Dict, List, Map, Shape};
+use crate::serialization::json::tree::{Items, Json, JsonDoc, Value};
+use crate::values::any::{make_str_or_bytes, Any};
+use crate::containers::{Dict, List, Map, Shape};
 use crate::dataclass;
 use crate::values::error::Error;
 use crate::values::function::Function;
 use crate::object::ObjectRef;
 use crate::types::type_registry;
 
-use super::graph_node::{inline_float, invalid, kind_of, GraphNode};
+use super::graph_node::{inline_float, invalid, kind_of, kind_of_value, GraphNode};
 use super::base64_decode;
 use super::graph_values::{array_of, obj_any};
 
@@ -64,8 +69,6 @@ struct TypeFacts {
 struct FieldFacts {
     info: &'static TVMFFIFieldInfo,
     name: String,
-    /// The name as a map key of the node's data.
-    key: Any,
     /// `data.<name>`, for messages.
     label: String,
 }
@@ -76,7 +79,7 @@ impl TypeFacts {
             .into_iter()
             .map(|info| {
                 let name = crate::structural::field_name(info);
-                Ok(FieldFacts { info, key: Any::string(&name)?, label: format!("data.{name}"), name })
+                Ok(FieldFacts { info, label: format!("data.{name}"), name })
             })
             .collect::<Result<_, Error>>()?;
         Ok(TypeFacts {
@@ -93,17 +96,49 @@ impl TypeFacts {
     }
 }
 
-struct Reader {
-    nodes: Vec<Any>,
-    decoded: Vec<Option<Any>>,
-    /// Nodes expanded and not yet decoded (the current path), as read.
-    active: Vec<Option<GraphNode>>,
-    types: RefCell<HashMap<i32, Rc<TypeFacts>>>,
+/// The type keys a graph names, with their indices: the few most recent
+/// in a list compared byte by byte, the rest in a map.
+#[derive(Default)]
+struct TypeKeys<'a> {
+    recent: Vec<(&'a [u8], i32)>,
+    more: HashMap<&'a [u8], i32>,
 }
 
-impl Reader {
-    fn node_at(&self, i: i64) -> Result<GraphNode, Error> {
-        GraphNode::read(i, &self.nodes[i as usize])
+impl<'a> TypeKeys<'a> {
+    const RECENT: usize = 8;
+
+    fn index_of(&mut self, key: &'a [u8]) -> Option<i32> {
+        if let Some(&(_, index)) = self.recent.iter().find(|(k, _)| *k == key) {
+            return Some(index);
+        }
+        if let Some(&index) = self.more.get(key) {
+            return Some(index);
+        }
+        let index = type_registry::key_to_index(key)?;
+        if self.recent.len() < Self::RECENT {
+            self.recent.push((key, index));
+        } else {
+            self.more.insert(key, index);
+        }
+        Some(index)
+    }
+}
+
+struct Reader<'a> {
+    nodes: Items<'a>,
+    decoded: Vec<Option<Any>>,
+    /// Nodes expanded and not yet decoded (the current path), as read.
+    active: Vec<Option<GraphNode<'a>>>,
+    types: RefCell<HashMap<i32, Rc<TypeFacts>>>,
+    /// Type keys met so far and their indices (the registry's lookup takes
+    /// its lock; a graph names few types many times).
+    type_keys: TypeKeys<'a>,
+}
+
+impl<'a> Reader<'a> {
+    fn node_at(&mut self, i: i64) -> Result<GraphNode<'a>, Error> {
+        let keys = &mut self.type_keys;
+        GraphNode::read(i, self.nodes.get(i as usize).expect("indices are checked against the graph"), |key| keys.index_of(key))
     }
 
     fn facts(&self, index: i32) -> Result<Rc<TypeFacts>, Error> {
@@ -116,7 +151,7 @@ impl Reader {
     }
 
     /// The child indices of a node, each with the slot naming it.
-    fn children_of(&self, node: &GraphNode) -> Result<Vec<(i64, Slot)>, Error> {
+    fn children_of(&self, node: &GraphNode<'a>) -> Result<Vec<(i64, Slot)>, Error> {
         let items = |ints: Vec<i64>| ints.into_iter().enumerate().map(|(j, c)| (c, Slot::Item(j))).collect();
         match node.type_index {
             ti::kTVMFFIArray | ti::kTVMFFIList => Ok(items(node.data_ints()?)),
@@ -139,9 +174,9 @@ impl Reader {
                         continue;
                     }
                     let slot = Slot::Field(f.info);
-                    if let Some(raw) = data.get(&f.key) {
-                        match raw.type_index() {
-                            ti::kTVMFFIInt => out.push((raw.get::<i64>()?, slot)),
+                    if let Some(raw) = data.get(f.name.as_bytes()) {
+                        match raw.value() {
+                            Value::Int(c) => out.push((c, slot)),
                             _ => return Err(node.refuse(&slot.name(), format!("must be a node index, got {}", kind_of(&raw)))),
                         }
                     }
@@ -152,7 +187,7 @@ impl Reader {
         }
     }
 
-    fn check_child(&self, node: &GraphNode, child: i64, slot: Slot) -> Result<(), Error> {
+    fn check_child(&self, node: &GraphNode<'a>, child: i64, slot: Slot) -> Result<(), Error> {
         if child < 0 || child as usize >= self.nodes.len() {
             return Err(node.refuse(
                 &slot.name(),
@@ -209,7 +244,7 @@ impl Reader {
         self.decoded[c as usize].clone().expect("children are decoded before their parents")
     }
 
-    fn decode(&self, node: &GraphNode) -> Result<Any, Error> {
+    fn decode(&self, node: &GraphNode<'a>) -> Result<Any, Error> {
         Ok(match node.type_index {
             ti::kTVMFFINone => Any::none(),
             ti::kTVMFFIBool => Any::from(node.data_bool()?),
@@ -217,7 +252,7 @@ impl Reader {
             ti::kTVMFFIInt => node.data_int(true)?,
             ti::kTVMFFIFloat => Any::from(node.data_float()?),
             ti::kTVMFFIDataType => Any::data_type(
-                crate::tensor::dtype::from_str(&node.data_str()?).map_err(|e| node.refuse("data", e.message()))?,
+                crate::tensor::dtype::from_str(node.data_text()?).map_err(|e| node.refuse("data", e.message()))?,
             ),
             ti::kTVMFFIDevice => {
                 let d = node.data_ints()?;
@@ -233,10 +268,10 @@ impl Reader {
                 };
                 Any::device(DLDevice { device_type: narrow(device_type, 0)? as _, device_id: narrow(device_id, 1)? })
             }
-            ti::kTVMFFIStr => Any::string(&node.data_str()?)?,
-            ti::kTVMFFIBytes => Any::bytes(&base64_decode(node.data_str()?.as_bytes()).map_err(|e| node.refuse("data", e.message()))?)?,
+            ti::kTVMFFIStr => make_str_or_bytes(node.data_str()?, false)?,
+            ti::kTVMFFIBytes => Any::bytes(&base64_decode(node.data_str()?).map_err(|e| node.refuse("data", e.message()))?)?,
             ti::kTVMFFIArray | ti::kTVMFFIList => {
-                let items = node.data_ints()?.into_iter().map(|c| self.child(c)).collect();
+                let items = node.checked_ints().map(|c| self.child(c)).collect();
                 if node.type_index == ti::kTVMFFIArray {
                     array_of(items)?
                 } else {
@@ -245,7 +280,11 @@ impl Reader {
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
                 // children_of checked the count before anything was decoded.
-                let pairs = node.data_ints()?.chunks(2).map(|kv| (self.child(kv[0]), self.child(kv[1]))).collect();
+                let mut ints = node.checked_ints();
+                let mut pairs = Vec::with_capacity(ints.len() / 2);
+                while let (Some(k), Some(v)) = (ints.next(), ints.next()) {
+                    pairs.push((self.child(k), self.child(v)));
+                }
                 if node.type_index == ti::kTVMFFIDict {
                     obj_any(Dict::new(pairs)?.into_object())
                 } else {
@@ -258,16 +297,16 @@ impl Reader {
         })
     }
 
-    fn decode_object(&self, node: &GraphNode) -> Result<Any, Error> {
+    fn decode_object(&self, node: &GraphNode<'a>) -> Result<Any, Error> {
         let index = node.type_index;
         let facts = self.facts(index)?;
         // An enum node names its singleton by canonical index.
         if facts.enum_type {
-            let key = if facts.int_enum { node.data_int(false)? } else { Any::string(&node.data_str()?)? };
+            let key = if facts.int_enum { node.data_int(false)? } else { make_str_or_bytes(node.data_str()?, false)? };
             return crate::enum_type::get_by_index(index, &key).map(Any::from_object);
         }
         if let Some(hook) = &facts.data_hook {
-            return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?]);
+            return Function::from_object(hook.get::<ObjectRef>()?)?.call(&[node.data()?.to_any()?]);
         }
         let new = facts.new.as_ref().ok_or_else(|| {
             Error::type_error(format!(
@@ -279,7 +318,7 @@ impl Reader {
         let data = node.data_fields()?;
         let obj = Function::from_object(new.get::<ObjectRef>()?)?.call(&[])?.get::<ObjectRef>()?;
         for f in &facts.fields {
-            let v = match data.get(&f.key) {
+            let v = match data.get(f.name.as_bytes()) {
                 Some(raw) => self.field_value(node, f.info, &f.label, &raw)?,
                 None if f.info.flags & field_flag::kHasDefault != 0 => {
                     // SAFETY: the registry keeps default values alive.
@@ -293,7 +332,9 @@ impl Reader {
                 None => {
                     return Err(Error::type_error(format!(
                         "Required field `{}` not set in type `{}` (node {})",
-                        f.name, node.type_key, node.index
+                        f.name,
+                        node.type_name(),
+                        node.index
                     )))
                 }
             };
@@ -306,28 +347,27 @@ impl Reader {
 
     /// A field's value: inline data by its static type, else the decoded
     /// node it names, checked against a declared class.
-    fn field_value(&self, node: &GraphNode, f: &TVMFFIFieldInfo, field: &str, raw: &Any) -> Result<Any, Error> {
+    fn field_value(&self, node: &GraphNode<'a>, f: &TVMFFIFieldInfo, field: &str, raw: &Json<'a>) -> Result<Any, Error> {
         let wrong = |want: &str| node.refuse(field, format!("must be {want}, got {}", kind_of(raw)));
         Ok(match f.field_static_type_index {
             ti::kTVMFFINone => Any::none(),
-            ti::kTVMFFIBool => match raw.type_index() {
-                ti::kTVMFFIBool => raw.clone(),
+            ti::kTVMFFIBool => match raw.value() {
+                Value::Bool(b) => Any::from(b),
                 _ => return Err(wrong("a bool")),
             },
-            ti::kTVMFFIInt => match raw.type_index() {
-                ti::kTVMFFIInt => raw.clone(),
+            ti::kTVMFFIInt => match raw.value() {
+                Value::Int(i) => Any::from(i),
                 _ => return Err(wrong("an integer within 64 bits")),
             },
             ti::kTVMFFIFloat => Any::from(inline_float(raw).ok_or_else(|| wrong("a number"))?),
-            ti::kTVMFFIDataType => match raw.type_index() {
-                ti::kTVMFFIStr | ti::kTVMFFISmallStr => Any::data_type(
-                    crate::tensor::dtype::from_str(&raw.get::<String>()?).map_err(|e| node.refuse(field, e.message()))?,
-                ),
-                _ => return Err(wrong("a data type string")),
+            ti::kTVMFFIDataType => match raw.as_str().and_then(|s| std::str::from_utf8(s).ok()) {
+                Some(text) => Any::data_type(crate::tensor::dtype::from_str(text).map_err(|e| node.refuse(field, e.message()))?),
+                None => return Err(wrong("a data type string")),
             },
             declared => {
                 // children_of checked the index and decoded the node.
-                let v = self.child(raw.get::<i64>()?);
+                let Value::Int(c) = raw.value() else { unreachable!("children_of read every node-index field as an integer") };
+                let v = self.child(c);
                 if declared >= ti::kTVMFFIStaticObjectEnd
                     && !v.is_none()
                     && !(v.type_index() >= ti::kTVMFFIStaticObjectBegin && type_registry::is_instance(v.type_index(), declared))
@@ -336,7 +376,7 @@ impl Reader {
                         "Invalid JSON Object Graph: {}: field `{field}` must be a `{}`, got {}",
                         node.what(),
                         type_registry::type_key_of(declared),
-                        kind_of(&v)
+                        kind_of_value(&v)
                     )));
                 }
                 v
@@ -347,29 +387,40 @@ impl Reader {
 
 /// The value a JSON graph (a Map) describes.
 pub fn from_json_graph(graph: &Any) -> Result<Any, Error> {
-    let top = graph
-        .get::<ObjectRef>()
-        .ok()
-        .filter(|o| o.type_index() == ti::kTVMFFIMap)
-        .and_then(|o| Map::from_object(o).ok())
-        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected an object"))?;
-    let root = top
-        .get(&Any::string("root_index")?)
-        .and_then(|v| (v.type_index() == ti::kTVMFFIInt).then(|| v.get::<i64>().ok()).flatten())
-        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `root_index` integer field"))?;
-    let nodes = top
-        .get(&Any::string("nodes")?)
-        .and_then(|v| v.get::<ObjectRef>().ok())
-        .filter(|o| o.type_index() == ti::kTVMFFIArray)
-        .and_then(|o| Array::from_object(o).ok())
-        .ok_or_else(|| Error::value_error("Invalid JSON Object Graph, expected `nodes` array field"))?;
-    let nodes: Vec<Any> = nodes.iter().cloned().collect();
+    if graph.type_index() != ti::kTVMFFIMap {
+        return Err(Error::value_error("Invalid JSON Object Graph, expected an object"));
+    }
+    from_json_doc(JsonDoc::from_any(graph)?.root())
+}
+
+/// The value the JSON text of a graph describes (`ffi.FromJSONGraphString`).
+pub fn from_json_graph_text(text: &[u8]) -> Result<Any, Error> {
+    from_json_doc(JsonDoc::parse(text)?.root())
+}
+
+fn from_json_doc(top: Json<'_>) -> Result<Any, Error> {
+    if !matches!(top.value(), Value::Object(_)) {
+        return Err(Error::value_error("Invalid JSON Object Graph, expected an object"));
+    }
+    let root = match top.member(b"root_index").map(|v| v.value()) {
+        Some(Value::Int(i)) => i,
+        _ => return Err(Error::value_error("Invalid JSON Object Graph, expected `root_index` integer field")),
+    };
+    let nodes = match top.member(b"nodes").map(|v| v.value()) {
+        Some(Value::Array(nodes)) => nodes,
+        _ => return Err(Error::value_error("Invalid JSON Object Graph, expected `nodes` array field")),
+    };
     if root < 0 || root as usize >= nodes.len() {
         return Err(invalid(format!("invalid node index {root}")));
     }
     let n = nodes.len();
-    let mut reader =
-        Reader { nodes, decoded: vec![None; n], active: (0..n).map(|_| None).collect(), types: RefCell::new(HashMap::new()) };
+    let mut reader = Reader {
+        nodes,
+        decoded: vec![None; n],
+        active: (0..n).map(|_| None).collect(),
+        types: RefCell::new(HashMap::new()),
+        type_keys: TypeKeys::default(),
+    };
     reader.decode_reachable(root)?;
     Ok(reader.child(root))
 }

@@ -25,7 +25,7 @@ use crate::values::function::{arg, Function};
 use crate::values::global_table::Builtin;
 
 pub use super::base64::{base64_decode, base64_encode};
-pub use load::from_json_graph;
+pub use load::{from_json_graph, from_json_graph_text};
 pub use save::to_json_graph;
 
 pub(crate) fn globals() -> Vec<Builtin> {
@@ -45,7 +45,7 @@ pub(crate) fn globals() -> Vec<Builtin> {
         (
             "ffi.FromJSONGraphString",
             Function::from_closure(|args| {
-                from_json_graph(&crate::serialization::json::parse(arg::<String>(args, 0, "text")?.as_bytes())?)
+                from_json_graph_text(arg::<String>(args, 0, "text")?.as_bytes())
             }),
         ),
     ]
