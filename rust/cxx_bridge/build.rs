@@ -50,8 +50,14 @@ fn main() {
         }
     };
     println!("cargo:rustc-link-search=native={}", lib_dir.display());
-    println!("cargo:rustc-link-lib=dylib=tether_core");
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    // MSVC links `-l NAME` as NAME.lib; rustc names the core's import
+    // library tether_core.dll.lib.
+    if os == "windows" && env::var("CARGO_CFG_TARGET_ENV").as_deref() == Ok("msvc") {
+        println!("cargo:rustc-link-lib=dylib=tether_core.dll");
+    } else {
+        println!("cargo:rustc-link-lib=dylib=tether_core");
+    }
     if os != "windows" {
         println!("cargo:rustc-link-arg=-Wl,-rpath,{}", lib_dir.display());
     }

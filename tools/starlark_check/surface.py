@@ -26,6 +26,9 @@ Each function checks one class of defect and returns problem lines:
   its sources use (from its Cargo manifest).
 * platform_api_problems: Unix- or Windows-only APIs and library file names
   in Rust tests that Cargo runs on every platform, outside a `cfg`.
+* import_library_problems: a shared library of this repository linked by
+  name (`#[link]`, `rustc-link-lib`) without the name MSVC's linker needs
+  for rustc's import library (`NAME.dll` for `NAME.dll.lib`).
 * py_test_problems: a py_test whose main is a pytest file that nothing calls
   pytest on (its tests never run).
 """
@@ -654,6 +657,50 @@ def platform_api_problems(root: str, files: list[str]) -> list[str]:
 
 
 # ---------------------------------------------------------------------------
+# Linking a shared library of this repository by name on MSVC: rustc names a
+# cdylib's import library `NAME.dll.lib`, and MSVC's linker reads `-l NAME`
+# as `NAME.lib`, so the name must be `NAME.dll` there.
+_LINK_ATTR = re.compile(r'#\[link\(name\s*=\s*"([^"]+)"')
+_LINK_LIB = re.compile(r'rustc-link-lib=(?:dylib=)?([A-Za-z0-9_.]+)')
+
+
+def cdylib_names(root: str, mod) -> set[str]:
+    names = {(t.attrs.get("crate_name") or n).replace("-", "_")
+             for (p, n), t in mod.targets.items() if t.kind == "rust_shared_library"}
+    return {n for n in names if not n.endswith("_shared") and not n.startswith("_")}
+
+
+def import_library_problems(root: str, files: list[str], mod) -> list[str]:
+    problems = []
+    libs = cdylib_names(root, mod)
+    for f in files:
+        if not f.endswith(".rs"):
+            continue
+        text = open(os.path.join(root, f), errors="replace").read()
+        for m in _LINK_ATTR.finditer(text):
+            name = m.group(1)
+            if name not in libs:
+                continue
+            # The plain attribute (not inside a cfg_attr excluding MSVC), and
+            # no MSVC variant naming NAME.dll.
+            line_start = text.rfind("\n", 0, m.start()) + 1
+            prefix = text[line_start:m.start()]
+            msvc_variant = re.search(rf'cfg_attr\([^)]*msvc[^)]*\)\s*,\s*link\(name\s*=\s*"{re.escape(name)}\.dll"', text)
+            if not msvc_variant or "cfg_attr" not in prefix + text[m.start() - 80:m.start()]:
+                line = text.count("\n", 0, m.start()) + 1
+                problems.append(f"{f}:{line}: #[link(name = \"{name}\")] on MSVC reads {name}.lib, but rustc names "
+                                f"the import library {name}.dll.lib: link {name}.dll there (cfg_attr on target_env = \"msvc\")")
+        if os.path.basename(f) == "build.rs":
+            for m in _LINK_LIB.finditer(text):
+                name = m.group(1)
+                if name in libs and f"dylib={name}.dll" not in text:
+                    line = text.count("\n", 0, m.start()) + 1
+                    problems.append(f"{f}:{line}: rustc-link-lib {name} has no MSVC form ({name}.dll, for the import "
+                                    f"library {name}.dll.lib)")
+    return problems
+
+
+# ---------------------------------------------------------------------------
 # py_test mains.
 
 
@@ -700,6 +747,7 @@ def run(root: str, main_mod, files: list[str]) -> list[str]:
     problems += crate_use_problems(ev, main_mod)
     problems += platform_api_problems(root, files)
     problems += py_test_problems(ev, main_mod)
+    problems += import_library_problems(root, files, main_mod)
     for os_name in check.PLATFORM_OSES:
         m = check.check_module(root, platform=os_name)
         problems += single_file_problems(check.Evaluator(m, files), m, os_name)
