@@ -6,7 +6,7 @@
 #   make fuzz       libFuzzer targets (cargo-fuzz, nightly), FUZZ_SECONDS each
 #   make test-asan  Python suite over an ASan/UBSan build of the core
 #   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
-#   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, flake evaluation
+#   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, cargo-bazel, workflow, flake evaluation
 
 CARGO  ?= cargo
 CC     ?= cc
@@ -16,7 +16,7 @@ VENV   := $(CURDIR)/.venv
 PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: all build demo lint lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
+.PHONY: all build demo lint lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
 	python sanitize fuzz test-asan clean bench bench-quick bench-tvm test-clients
 
@@ -383,7 +383,7 @@ BUILDIFIER := $(CURDIR)/node_modules/.bin/buildifier
 LINT_STAMP := $(VENV)/.tether-lint-deps
 STARLARK_FILES = $$(git ls-files --cached --others --exclude-standard '*.bazel' '*.bzl' 'BUILD' | grep -v '^node_modules/')
 
-lint: lint-buildifier lint-starlark lint-nix lint-entry-points lint-layers lint-layers-core
+lint: lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core
 
 # The sources Bazel alone would run, built and run here too: the consumer
 # example against the Cargo-built core (its @tether//:tvm_ffi half against
@@ -434,15 +434,45 @@ lint-buildifier: $(BUILDIFIER)
 	$(BUILDIFIER) --mode=check --lint=warn $(STARLARK_FILES)
 
 $(LINT_STAMP): $(VENV_STAMP)
-	$(PY) -m pip install --quiet "starlark-pyo3==2026.1.3"
+	$(PY) -m pip install --quiet "starlark-pyo3==2026.1.3" "PyYAML==6.0.4"
 	touch $@
 
 lint-starlark: $(LINT_STAMP)
 	$(PY) tools/starlark_check/check.py
-	$(PY) -m pytest -q -p no:cacheprovider tools/starlark_check/test_check.py
+	$(PY) -m pytest -q -p no:cacheprovider tools/starlark_check/test_check.py tools/starlark_check/test_surface.py
 
+# crate_universe's generator, cargo-bazel, run as Bazel's first run would on
+# every crate hub of MODULE.bazel, on the real manifests and lock files
+# (tools/bazel/crate_universe.py). It is built once from crates.io into
+# target/ (crate_universe 0.17.0, the version rules_rust 0.69.0 carries);
+# a failed build fails the target. UPDATE_LOCKS=1 remakes the from_specs
+# hubs' lock files (tools/bazel/*.Cargo.lock) from Cargo's.
+CARGO_BAZEL_VERSION := 0.17.0
+CARGO_BAZEL := $(TARGET)/cargo-bazel/$(CARGO_BAZEL_VERSION)/bin/cargo-bazel
+
+$(CARGO_BAZEL):
+	$(CARGO) install --quiet --locked cargo-bazel --version $(CARGO_BAZEL_VERSION) \
+	    --root $(TARGET)/cargo-bazel/$(CARGO_BAZEL_VERSION) --target-dir $(TARGET)/cargo-bazel/build
+
+lint-bazel: $(LINT_STAMP) $(CARGO_BAZEL)
+	$(PY) tools/bazel/crate_universe.py --cargo-bazel $(CARGO_BAZEL) --out $(TARGET)/crate_universe \
+	    $(if $(UPDATE_LOCKS),--update-locks)
+
+# The GitHub workflow's steps as each runner system runs them (shells, MSYS
+# path conversion, Bazel's output root on Windows).
+lint-workflow: $(LINT_STAMP)
+	$(PY) tools/workflow_check/check_shells.py
+	$(PY) -m pytest -q -p no:cacheprovider tools/workflow_check/test_check_shells.py
+
+# Evaluation only: NIX_REMOTE=dummy:// keeps nix-instantiate off the Nix
+# daemon's socket, which Debian's nix-bin opens to root and nix-users only,
+# so the target runs as any user. Without nix-instantiate it is installed
+# as root, and fails otherwise.
+lint-nix: export NIX_REMOTE = dummy://
 lint-nix: $(VENV_STAMP)
-	command -v nix-instantiate >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin; }
+	command -v nix-instantiate >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+	    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nix-bin; } || \
+	    { echo "lint-nix: nix-instantiate missing (install Debian's nix-bin as root)"; exit 1; }
 	nix-instantiate --parse flake.nix >/dev/null
 	nix-instantiate --eval --strict --readonly-mode tools/nix_check/eval.nix
 	$(PY) tools/nix_check/copied_sets.py
