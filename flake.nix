@@ -112,6 +112,13 @@
           # build.rs builds the core and the testing library from ../rust;
           # point it at those built above instead, so the wheel carries them.
           env.TETHER_CORE_LIB_DIR = "${tether-core}/lib";
+          # The wheel carries upstream's C++ headers, taken from its pinned
+          # sdist (build.rs checks the sha256 again); fetched here, as the
+          # sandbox has no network.
+          env.TETHER_TVM_FFI_SDIST = pkgs.fetchurl {
+            url = "https://files.pythonhosted.org/packages/a8/8f/2fcd88ce2f43dd2c1945c6613356a9bc1f5fdbe6e37080d34d2b980ad9f6/apache_tvm_ffi-0.1.15.post2.tar.gz";
+            sha256 = "909be9ef5af07726aa9afd38a3111abc4d86cfd5927ebedfa9166232ce7d287b";
+          };
           pythonImportsCheck = [ "tether" ];
           meta = {
             description = "One Python wrapper per native object: tether's Python extension";

@@ -60,6 +60,38 @@ fn python_include_dir() -> PathBuf {
     PathBuf::from(String::from_utf8(out.stdout).expect("UTF-8 path").trim())
 }
 
+/// Upstream's C++ headers (`tvm/ffi/*`, `dlpack/dlpack.h`) and their
+/// LICENSE and NOTICE, taken from apache-tvm-ffi's pinned, sha256-checked
+/// sdist into the package, so code written against them (`load_inline`,
+/// `export_library`, CMake's `find_package(tvm_ffi)`) builds with tether
+/// alone installed. The sdist is downloaded once into `target/upstream`
+/// (`TETHER_TVM_FFI_SDIST` names a local copy instead, for offline and
+/// sandboxed builds); a failure fails the build rather than shipping a
+/// package without them.
+fn bundle_tvm_ffi_headers(root: &Path, package: &Path) {
+    println!("cargo:rerun-if-env-changed=TETHER_TVM_FFI_SDIST");
+    let script = root.join("tools/upstream_sdist/sdist.py");
+    println!("cargo:rerun-if-changed={}", script.display());
+    let python = env::var("PYO3_PYTHON").or_else(|_| env::var("PYTHON_SYS_EXECUTABLE")).unwrap_or_else(|_| "python3".into());
+    let mut cmd = Command::new(&python);
+    cmd.arg(&script)
+        .arg("headers")
+        .arg("--cache")
+        .arg(root.join("target/upstream"))
+        .arg("--dest")
+        .arg(package.join("include"))
+        .arg("--licenses")
+        .arg(package.join("licenses/apache-tvm-ffi"));
+    if let Some(sdist) = env::var_os("TETHER_TVM_FFI_SDIST") {
+        cmd.arg("--sdist").arg(sdist);
+    }
+    let status = cmd.status().unwrap_or_else(|e| panic!("running {python} {}: {e}", script.display()));
+    assert!(
+        status.success(),
+        "taking TVM-FFI's headers from the apache-tvm-ffi sdist failed (set TETHER_TVM_FFI_SDIST to a local copy when offline)"
+    );
+}
+
 /// `libtvm_ffi.so` (ELF only): a library with that SONAME that is a filter
 /// on the core, defining a placeholder for each of the core's dynamic
 /// symbols (src/tvm_ffi_filter_stubs.sh writes them), so `-ltvm_ffi` links
@@ -200,6 +232,7 @@ fn main() {
         std::fs::copy(&lib, package.join(lib_file_name(stem))).expect("copy the library into the package");
     }
     copy_dir(&root.join("cpp/include"), &package.join("include"));
+    bundle_tvm_ffi_headers(&root, &package);
     copy_python_helper_header(&manifest, &package);
     copy_core_sources(&root, &package);
 

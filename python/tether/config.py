@@ -37,7 +37,8 @@ def tvm_ffi_includedir() -> Optional[str]:
 def _include_dirs() -> list:
     dirs = [includedir()]
     tvm_ffi = tvm_ffi_includedir()
-    if tvm_ffi is not None:
+    # The package's own copy of TVM-FFI's headers sits beside tether's.
+    if tvm_ffi is not None and tvm_ffi not in dirs:
         dirs.append(tvm_ffi)
     return dirs
 

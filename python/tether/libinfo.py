@@ -41,9 +41,12 @@ def tvm_ffi_includedir() -> Optional[str]:
 
     ``$TETHER_TVM_FFI_INCLUDE_DIR`` when set (ValueError when it holds no
     such headers: an explicit choice is never replaced by a guess), else
-    the ``include`` directory of the apache-tvm-ffi package installed on
-    ``sys.path``, found without importing it (``PathFinder`` looks past
-    tether's own ``tvm_ffi`` alias). Only the headers are used.
+    the package's own ``include`` directory, which carries the headers of
+    the apache-tvm-ffi release tether implements (taken from its sdist when
+    the package was built), else the ``include`` directory of an
+    apache-tvm-ffi installed on ``sys.path``, found without importing it
+    (``PathFinder`` looks past tether's own ``tvm_ffi`` alias). Only the
+    headers are used.
     """
     given = os.environ.get(TVM_FFI_INCLUDE_ENV, "")
     if given:
@@ -52,11 +55,21 @@ def tvm_ffi_includedir() -> Optional[str]:
             raise ValueError(f"{TVM_FFI_INCLUDE_ENV}={given!r} holds no TVM-FFI headers "
                              "(tvm/ffi/c_api.h, tvm/ffi/function.h, dlpack/dlpack.h)")
         return path
+    bundled = _bundled_tvm_ffi_includedir()
+    if bundled is not None:
+        return bundled
     for root in _installed_tvm_ffi_roots():
         path = os.path.join(root, "include")
         if _holds_tvm_ffi_headers(path):
             return path
     return None
+
+
+def _bundled_tvm_ffi_includedir() -> Optional[str]:
+    """The package's own copy of the headers (with upstream's LICENSE and
+    NOTICE under ``licenses/apache-tvm-ffi``), when it was built with them."""
+    path = os.path.join(package_dir(), "include")
+    return path if _holds_tvm_ffi_headers(path) else None
 
 
 def _installed_tvm_ffi_roots() -> list:
@@ -68,8 +81,9 @@ def _installed_tvm_ffi_roots() -> list:
 
 
 _MISSING_HEADERS = (
-    "TVM-FFI's C++ headers were not found: install apache-tvm-ffi beside tether (only its headers are "
-    f"used) or set {TVM_FFI_INCLUDE_ENV} to the directory holding tvm/ffi/ and dlpack/")
+    "TVM-FFI's C++ headers were not found: this tether package was built without its copy of them; set "
+    f"{TVM_FFI_INCLUDE_ENV} to the directory holding tvm/ffi/ and dlpack/, or install apache-tvm-ffi beside "
+    "tether (only its headers are used)")
 
 
 def package_dir() -> str:

@@ -55,8 +55,16 @@ def test_environment_variable_without_headers_is_an_error(tmp_path, monkeypatch,
     assert config.TVM_FFI_INCLUDE_ENV in captured.err and "holds no TVM-FFI headers" in captured.err
 
 
-def test_installed_package_headers_are_found(tmp_path, monkeypatch):
+def test_bundled_headers_are_tethers_include_dir(monkeypatch, capsys):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
+    assert config.tvm_ffi_includedir() == config.includedir()
+    assert config.main(["--cxxflags"]) == 0
+    assert capsys.readouterr().out.split() == [f"-I{config.includedir()}", "-std=c++17"]
+
+
+def test_installed_package_headers_are_found_without_bundled_ones(tmp_path, monkeypatch):
+    monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
+    monkeypatch.setattr(libinfo, "_bundled_tvm_ffi_includedir", lambda: None)
     _fake_headers(tmp_path / "tvm_ffi" / "include")
     monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [str(tmp_path / "tvm_ffi")])
     assert config.tvm_ffi_includedir() == str(tmp_path / "tvm_ffi" / "include")
@@ -65,6 +73,7 @@ def test_installed_package_headers_are_found(tmp_path, monkeypatch):
 def test_missing_headers_name_what_to_install(monkeypatch, capsys):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
     monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [])
+    monkeypatch.setattr(libinfo, "_bundled_tvm_ffi_includedir", lambda: None)
     assert config.tvm_ffi_includedir() is None
     # Flags for tether's own headers still work without TVM-FFI's.
     assert config.main(["--cxxflags"]) == 0

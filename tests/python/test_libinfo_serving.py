@@ -110,13 +110,15 @@ def test_dlpack_directory_is_tvm_ffis_and_matches_the_flags():
     path = libinfo.find_dlpack_include_path()
     assert os.path.isfile(os.path.join(path, "dlpack", "dlpack.h"))
     assert path == config.dlpack_includedir()
-    assert config.cflags() == f"-I{libinfo.find_include_path()} -I{path}"
-    assert config.cxxflags() == f"-I{libinfo.find_include_path()} -I{path} -std=c++17"
+    dirs = " ".join(f"-I{d}" for d in dict.fromkeys([libinfo.find_include_path(), path]))
+    assert config.cflags() == dirs
+    assert config.cxxflags() == f"{dirs} -std=c++17"
 
 
 def test_missing_dlpack_headers_raise_runtime_error(monkeypatch):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
     monkeypatch.setattr(libinfo, "_installed_tvm_ffi_roots", lambda: [])
+    monkeypatch.setattr(libinfo, "_bundled_tvm_ffi_includedir", lambda: None)
     with pytest.raises(RuntimeError, match="apache-tvm-ffi"):
         libinfo.find_dlpack_include_path()
     assert libinfo.find_include_path() in libinfo.include_paths()

@@ -128,3 +128,65 @@ def extract_example(sdist: str, dest: str, name: str) -> str:
         safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
         tar.extractall(dest, members=members, **safe)
     return dest
+
+
+# Members of the sdist a tether wheel carries (upstream's public C++ headers,
+# the DLPack header they include, and the licenses that cover them), as
+# (path in the archive under SDIST_TOP, path under the destination).
+_HEADER_TREES = (("include/tvm/ffi/", "tvm/ffi/"), ("3rdparty/dlpack/include/dlpack/", "dlpack/"))
+_LICENSE_FILES = ("LICENSE", "NOTICE")
+
+
+def extract_headers(sdist: str, include_dest: str, license_dest: str) -> int:
+    """Upstream's ``tvm/ffi`` headers and ``dlpack/dlpack.h`` under
+    ``include_dest`` and its LICENSE and NOTICE under ``license_dest`` (both
+    replaced afresh); the number of headers written."""
+    for sub in ("tvm", "dlpack"):
+        shutil.rmtree(os.path.join(include_dest, sub), ignore_errors=True)
+    shutil.rmtree(license_dest, ignore_errors=True)
+    os.makedirs(license_dest)
+    count = 0
+    with tarfile.open(sdist) as tar:
+        for m in tar.getmembers():
+            if not m.name.startswith(SDIST_TOP + "/") or not m.isfile():
+                continue
+            rel = m.name[len(SDIST_TOP) + 1:]
+            target = None
+            for prefix, dest_prefix in _HEADER_TREES:
+                if rel.startswith(prefix) and rel.endswith(".h") and ".." not in rel.split("/"):
+                    target = os.path.join(include_dest, dest_prefix + rel[len(prefix):])
+                    count += 1
+            if rel in _LICENSE_FILES:
+                target = os.path.join(license_dest, rel)
+            if target is None:
+                continue
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            src = tar.extractfile(m)
+            assert src is not None, m.name
+            with src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    if count == 0 or not os.path.isfile(os.path.join(include_dest, "tvm", "ffi", "c_api.h")):
+        raise SystemExit(f"{sdist} holds no tvm/ffi headers")
+    return count
+
+
+def main(argv: list[str]) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    headers = sub.add_parser("headers", help="extract the headers a tether wheel carries")
+    headers.add_argument("--cache", required=True, help="where the sdist is downloaded and kept")
+    headers.add_argument("--sdist", help="use this copy of the sdist (still sha256-checked) instead of downloading")
+    headers.add_argument("--index", default=DEFAULT_INDEX)
+    headers.add_argument("--dest", required=True, help="the include directory to write tvm/ffi and dlpack into")
+    headers.add_argument("--licenses", required=True, help="the directory to write upstream's LICENSE and NOTICE into")
+    args = parser.parse_args(argv)
+    sdist = fetch_sdist(args.cache, args.sdist, args.index)
+    count = extract_headers(sdist, args.dest, args.licenses)
+    log(f"{count} headers of {SDIST_NAME} under {args.dest}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -35,7 +35,6 @@ library there with your own toolchain and load it with
 from __future__ import annotations
 
 import hashlib
-import importlib.machinery
 import importlib.util
 import json
 import os
@@ -123,19 +122,6 @@ def _require_supported_platform() -> None:
 
 # -- headers -------------------------------------------------------------------
 
-def _peer_include_dir() -> Optional[str]:
-    """apache-tvm-ffi's header directory, located without importing the
-    package (importing it would load its library)."""
-    # PathFinder looks at sys.path only: it finds the installed package even
-    # while tether serves as tvm_ffi (which answers find_spec with itself).
-    spec = importlib.machinery.PathFinder.find_spec("tvm_ffi")
-    for root in (spec.submodule_search_locations or []) if spec else []:
-        include = os.path.join(root, "include")
-        if os.path.isfile(os.path.join(include, "tvm", "ffi", "function.h")):
-            return include
-    return None
-
-
 def _needs_tvm_ffi_headers(texts: Sequence[str]) -> bool:
     return any("tvm/ffi/" in text for text in texts)
 
@@ -146,15 +132,18 @@ def _include_dirs(texts: Sequence[str], extra_include_paths: Sequence[str]) -> l
     has_own_tvm_ffi = any(os.path.isfile(os.path.join(p, "tvm", "ffi", "function.h")) for p in extra)
     if has_own_tvm_ffi:
         return dirs + extra
-    # On the include path whenever they are found: a header of the user's
-    # own may include them where the sources do not say so.
-    peer = _peer_include_dir()
-    if peer is not None:
-        dirs.append(peer)
+    # On the include path whenever they are found (the package's own copy,
+    # or $TETHER_TVM_FFI_INCLUDE_DIR, or an installed apache-tvm-ffi's): a
+    # header of the user's own may include them where the sources do not
+    # say so.
+    headers = config.tvm_ffi_includedir()
+    if headers is not None:
+        if headers not in dirs:
+            dirs.append(headers)
     elif _needs_tvm_ffi_headers(texts):
         raise RuntimeError(
-            "these sources include TVM-FFI's C++ headers (<tvm/ffi/...>); install the apache-tvm-ffi "
-            "package for them (only its headers are used) or pass their directory in extra_include_paths")
+            "these sources include TVM-FFI's C++ headers (<tvm/ffi/...>), which this tether package was "
+            f"built without: set {config.TVM_FFI_INCLUDE_ENV} to their directory or pass it in extra_include_paths")
     return dirs + extra
 
 
