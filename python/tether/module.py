@@ -294,10 +294,20 @@ class Module(Object):
         return mode
 
 
-def load_module(path, keep_module_alive: bool = True, deep_bind: Optional[bool] = None) -> Module:
-    """Load a shared library built against tether's (or TVM-FFI's) C ABI.
+#: Suffixes the core's loader treats as shared libraries (``ffi.Module.load_from_file.so``).
+_SHARED_LIBRARY_SUFFIXES = (".so", ".dll", ".dylib", ".dso")
 
-    Loading runs the library's static registrations (types, globals). With
+
+def _is_shared_library_name(path: str) -> bool:
+    return os.path.splitext(path)[1] in _SHARED_LIBRARY_SUFFIXES
+
+
+def load_module(path, keep_module_alive: bool = True, deep_bind: Optional[bool] = None) -> Module:
+    """Load a module from a file: a shared library built against tether's
+    (or TVM-FFI's) C ABI, or any format a loader is registered for
+    (``ffi.Module.load_from_file.<suffix>``, e.g. TVM's ``.ll``).
+
+    Loading a shared library runs the library's static registrations (types, globals). With
     ``keep_module_alive`` the module stays loaded for the life of the
     process. On Linux the library is opened with ``RTLD_DEEPBIND`` so that
     it reaches tether's core even when another library exporting the
@@ -307,11 +317,19 @@ def load_module(path, keep_module_alive: bool = True, deep_bind: Optional[bool] 
     """
     path = os.fspath(path)
     if not os.path.exists(path):
-        raise FileNotFoundError(f"no shared library at {path!r}")
+        raise FileNotFoundError(f"no file at {path!r}")
+    core_load = _core_api("ModuleLoadFromFile")
+    if core_load is not None and not _is_shared_library_name(path):
+        # Other formats (`.ll`, `.bc`, ...) go to the loader registered for
+        # their suffix (`ffi.Module.load_from_file.<ext>`), as upstream's
+        # Module::LoadFromFile dispatches; its error names the suffix.
+        mod = core_load(path)
+        if keep_module_alive:
+            _kept_alive.append(mod)
+        return mod
     # Opened here first, with tether's flags: a later dlopen of the same file
     # (the core's loader) returns this handle, bound as it was bound here.
     lib = ctypes.CDLL(path, mode=Module._dlopen_mode(deep_bind))
-    core_load = _core_api("ModuleLoadFromFile")
     if core_load is not None:
         mod = core_load(path)
         mod.__dict__["_lib"] = lib  # the ctypes handle keeps the library open

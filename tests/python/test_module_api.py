@@ -148,3 +148,30 @@ def test_module_wrappers_survive_collection(libraries):
     del m
     gc.collect()
     assert f(1, 1) == 2
+
+
+def test_load_module_dispatches_other_formats_to_their_registered_loader(tmp_path):
+    # Apache TVM registers loaders for `.ll`, `.bc`, ...: a file of such a
+    # format is never opened as a shared library.
+    source = tmp_path / "kernels.tethertext"
+    source.write_text("not an ELF file")
+    seen = []
+
+    def loader(path, fmt):
+        seen.append((path, fmt))
+        return tether.system_lib()
+
+    tether.register_global_func("ffi.Module.load_from_file.tethertext", loader, override=True)
+    try:
+        mod = tether.load_module(str(source))
+        assert seen == [(str(source), "tethertext")]
+        assert isinstance(mod, tether.Module)
+    finally:
+        tether.registry.remove_global_func("ffi.Module.load_from_file.tethertext")
+
+
+def test_load_module_names_a_suffix_no_loader_is_registered_for(tmp_path):
+    source = tmp_path / "kernels.nosuchformat"
+    source.write_text("; LLVM IR would be here")
+    with pytest.raises(RuntimeError, match=r"Loader for `\.nosuchformat` files is not registered"):
+        tether.load_module(str(source))
