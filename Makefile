@@ -286,14 +286,15 @@ sanitize:
 
 # libFuzzer targets (rust/fuzz, a workspace of its own) for the core's
 # parsers and graph algorithms: JSON text, JSON graphs, structural equal/hash
-# on deep and cyclic values, DLPack import, BigInt text and bytes, the
+# on deep and cyclic values, the structural fast paths against the walk on
+# generated object graphs, DLPack import, BigInt text and bytes, the
 # library-binary module tree, data type strings. Each runs FUZZ_SECONDS from
 # its seed corpus (rust/fuzz/corpus/<target>, read only; new inputs go to
 # target/fuzz/corpus/<target>, crashes to target/fuzz/artifacts/<target>/);
 # any crash, leak or failed assertion fails the target (every target runs;
 # the failed ones are listed at the end). Not part of `test`.
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := json_text json_graph structural dlpack_import big_int library_bin dtype_text
+FUZZ_TARGETS := json_text json_graph structural structural_fast_path dlpack_import big_int library_bin dtype_text
 FUZZ := $(CARGO) +nightly fuzz
 
 fuzz:

@@ -10,6 +10,8 @@
 
 use tether_core::{Any, Array, Error, List, Map};
 
+pub mod graph;
+
 /// Depth a single opcode may add, so one input cannot ask for gigabytes.
 const MAX_NEST: usize = 4096;
 /// Items a single container opcode may take from the stack.
