@@ -1,14 +1,21 @@
 """Tying under free threading: 16 threads for 20 seconds (TETHER_STRESS_SECONDS
 to change it) of mixed field reads, writes, drops, moves and callbacks, with
-identity checked throughout. Run by `make test-freethreaded` on a
-free-threaded CPython; it also runs (serialised by the GIL) on a normal one."""
+identity checked throughout, and of structural hashing, equality and
+serialization of nodes whose fields other threads reassign meanwhile, lent
+strings written and read back across threads, and Arrays converted from a
+list other threads mutate. Run by `make test-freethreaded` on a
+free-threaded CPython and by `make test-tsan` under ThreadSanitizer; it also
+runs (serialised by the GIL) on a normal one. A watchdog dumps every
+thread's stack and fails the run when it does not end in time."""
 
+import faulthandler
 import gc
 import os
 import random
 import sys
 import threading
 import time
+from typing import Any
 
 import tether
 import tether.dataclasses as dc
@@ -16,6 +23,9 @@ from tether.dataclasses import py_class
 
 THREADS = 16
 SECONDS = float(os.environ.get("TETHER_STRESS_SECONDS", "20"))
+# Time the threads get to stop once told to, beyond SECONDS (generous: a
+# ThreadSanitizer build runs many times slower).
+GRACE = float(os.environ.get("TETHER_STRESS_GRACE", "300"))
 
 
 @py_class("stress.Leaf")
@@ -26,12 +36,14 @@ class Leaf(dc.Object):
 @py_class("stress.Node")
 class Node(dc.Object):
     x: Leaf
-    other: object = None
+    other: Any = None
 
 
 echo = tether.get_global_func("testing.echo")
 apply_n = tether.get_global_func("testing.apply_n")
 shared = [Node(Leaf(i)) for i in range(8)]
+# Mutated by some threads while others convert it (tether.Array(plist)).
+plist = list(range(64))
 stop = threading.Event()
 failures = []
 counts = [0] * THREADS
@@ -44,7 +56,7 @@ def worker(k: int) -> None:
     n = 0
     try:
         while not stop.is_set():
-            op = rng.randrange(7)
+            op = rng.randrange(11)
             h = shared[rng.randrange(len(shared))]
             if op == 0:  # read: FFI returns give back the same wrapper
                 a = h.x
@@ -65,6 +77,35 @@ def worker(k: int) -> None:
                 echo(0, x._move())
                 assert own.x is x, "unconsumed move lost the binding"
                 del x
+            elif op == 7:  # structural walks over fields other threads reassign
+                w = rng.randrange(3)
+                if w == 0:
+                    assert isinstance(tether.structural_hash(h), int), "structural_hash"
+                elif w == 1:
+                    other = shared[rng.randrange(len(shared))]
+                    assert tether.structural_equal(h, other) in (True, False), "structural_equal"
+                else:
+                    assert "stress.Node" in tether.serialization.to_json_graph_str(h), "to_json_graph_str"
+            elif op == 8:  # lent strings written by one thread, read and dropped by others
+                n_chars = rng.randrange(400, 3000)
+                h.other = "s" * n_chars if rng.randrange(2) else b"b" * n_chars
+                v = h.other
+                if v is not None:
+                    assert isinstance(v, (str, bytes)) and v == v[:1] * len(v), "torn lent string"
+                if rng.randrange(4) == 0:
+                    h.other = None
+            elif op == 9:  # a list mutated while other threads convert it
+                if rng.randrange(2):
+                    plist.append(rng.randrange(1000))
+                    try:
+                        plist.pop(0)
+                    except IndexError:
+                        pass
+                else:
+                    arr = tether.Array(plist)
+                    assert all(isinstance(x, int) for x in arr), "Array(list) item"
+            elif op == 10:  # a Node of a fresh subtree, then dropped
+                h.x = Leaf(n)
             else:  # drops and collections
                 a = h.x
                 del a
@@ -79,6 +120,9 @@ def worker(k: int) -> None:
 
 def main() -> int:
     gil = getattr(sys, "_is_gil_enabled", lambda: True)()
+    # A hang (a deadlock, a thread that never sees `stop`) dumps every
+    # thread's stack and ends the process with a failure.
+    faulthandler.dump_traceback_later(SECONDS + GRACE, exit=True)
     threads = [threading.Thread(target=worker, args=(k,)) for k in range(THREADS)]
     t0 = time.time()
     for t in threads:
@@ -87,7 +131,11 @@ def main() -> int:
     stop.set()
     for t in threads:
         t.join()
+    faulthandler.cancel_dump_traceback_later()
     elapsed = time.time() - t0
+    idle = [k for k in range(THREADS) if counts[k] == 0]
+    if idle:
+        failures.append(f"threads that did no operation: {idle}")
     print(f"GIL {'enabled' if gil else 'disabled'}: {THREADS} threads, {elapsed:.1f} s, "
           f"{sum(counts)} operations, {len(failures)} failures")
     for f in failures[:10]:
