@@ -27,7 +27,7 @@ vpy=$venv/bin/python
 logs=$out/logs
 triple=x86_64-unknown-linux-gnu
 suites=${TETHER_TSAN_SUITES:-"test_tying.py test_tying_beyond_upstream.py test_tying_edges.py test_tying_headerless.py \
-  test_function_threads.py test_dict_threads.py test_hostile.py"}
+  test_function_threads.py test_dict_threads.py test_hostile.py test_structural_threads.py test_release_threads.py"}
 log() { printf '== %s\n' "$*" >&2; }
 
 # While building and installing, the interpreter's reports about CPython
