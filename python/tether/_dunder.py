@@ -3,6 +3,8 @@ tvm_ffi keeps it; the builders live in ``tether.dataclasses.dunders``."""
 
 from __future__ import annotations
 
+from . import core  # noqa: F401  (tvm_ffi._dunder's names)
+from .core import Object, TypeInfo, object_repr  # noqa: F401
 from .dataclasses.dunders import _make_init, _repr, _signature, install_dunders, ordered_init_fields
 
 __all__ = ["_install_dataclass_dunders", "_make_init", "_repr", "_signature", "install_dunders",

@@ -17,6 +17,7 @@ from numbers import Integral
 from typing import Callable, Iterable, TypeVar
 
 from . import _ffi
+from . import core  # noqa: F401  (tvm_ffi.container's name)
 from .core import MISSING, Object, PyNativeObject, _builtin, _register_class  # noqa: F401  (MISSING: tvm_ffi.container's name)
 
 __all__ = ["Array", "List", "Map", "Dict", "Shape", "KeysView", "ValuesView", "ItemsView",

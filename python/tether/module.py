@@ -26,6 +26,7 @@ from enum import IntEnum
 from typing import Any, ClassVar, Optional
 
 from . import _ffi
+from . import core  # noqa: F401  (tvm_ffi.module's name)
 from .core import Function, Object, convert, get_global_func, object_repr, register_object
 
 __all__ = ["Module", "ModulePropertyMask", "load_module", "system_lib"]

@@ -38,6 +38,9 @@ NOT_APPLICABLE = {
     ("core", "FieldGetter"): "Cython wrappers of field getter function pointers; tether's fields are one native "
                              "descriptor (core.FFIProperty)",
     ("core", "FieldSetter"): "as FieldGetter",
+    ("container", "register_object"): "tvm_ffi.container re-exports registry's decorator; tether's container sits "
+                                      "below its registry, so the decorator is tether.registry.register_object "
+                                      "(also tether.register_object)",
     ("dataclasses.py_class", "on_fields_resolved"): "upstream's deferred field registration; tether resolves and "
                                                     "registers fields when py_class runs",
     ("dataclasses._resolve_fields", "register_type_without_fields"): "as on_fields_resolved",
@@ -142,6 +145,36 @@ def test_every_upstream_module_and_name_has_a_tether_counterpart():
     report = "\n".join(["missing modules:"] + missing_modules + ["missing names:"] + missing_names
                        + ["different kinds:"] + wrong_kinds)
     assert not (missing_modules or missing_names or wrong_kinds), report
+
+
+def test_names_a_module_takes_from_elsewhere_in_the_package_are_there_too():
+    """A client writes ``from tvm_ffi.cpp.extension import find_include_path``
+    or ``from tvm_ffi.stream import device`` as readily as it imports the
+    defining module: names a module of upstream's imports from another of
+    its modules (not the standard library's or a third party's) are found
+    under the same module of tether's, of the same kind."""
+    gaps = []
+    for name in _upstream_modules():
+        try:
+            up = importlib.import_module(name)
+        except ImportError:
+            continue
+        ours = importlib.import_module("tether" + name[len("tvm_ffi"):])
+        for attr in dir(up):
+            if attr.startswith("_") or (name.rsplit(".", 1)[-1], attr) in NOT_APPLICABLE:
+                continue
+            value = getattr(up, attr)
+            owner = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+            if not (isinstance(owner, str) and owner.split(".")[0] == "tvm_ffi") or owner == name:
+                continue
+            short = name[len("tvm_ffi."):] if name != "tvm_ffi" else ""
+            if (short, attr) in NOT_APPLICABLE:
+                continue
+            if not hasattr(ours, attr):
+                gaps.append(f"tether{name[len('tvm_ffi'):]}.{attr} (tvm_ffi's from {owner})")
+            elif _kind(getattr(ours, attr)) != _kind(value):
+                gaps.append(f"tether{name[len('tvm_ffi'):]}.{attr}: {_kind(getattr(ours, attr))}, tvm_ffi has a {_kind(value)}")
+    assert not gaps, "\n".join(gaps)
 
 
 def test_the_not_applicable_list_names_only_what_tether_lacks():

@@ -43,14 +43,22 @@ import shlex
 import shutil
 import subprocess
 import sys
+import logging
 import sysconfig
 from collections.abc import Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, Literal, Optional, Union
 
 from .. import config
+from ..libinfo import find_dlpack_include_path, find_include_path, find_libtvm_ffi  # noqa: F401  (tvm_ffi's names here)
 from ..module import Module, load_module
+from ..utils import FileLock  # noqa: F401  (tvm_ffi.cpp.extension's name)
+
+#: The GPU backends upstream's builder names (tether builds CPU code only).
+BACKEND_STR = Literal["cuda", "hip"]
+
+logger = logging.getLogger(__name__)
 
 __all__ = ["build", "build_inline", "load", "load_inline"]
 

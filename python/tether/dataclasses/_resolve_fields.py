@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from .. import core  # noqa: F401  (tvm_ffi.dataclasses._resolve_fields's name)
+
 # (owner classes in field order, {owner: {field name: resolved annotation}})
 ResolvedFields = Tuple[List[type], Dict[type, Dict[str, Any]]]
 

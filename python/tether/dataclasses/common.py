@@ -11,7 +11,9 @@ from collections import namedtuple
 from typing import Any, Callable, Iterable
 
 from .. import container, core
+from ..container import Array, Dict, List, Map  # noqa: F401  (tvm_ffi.dataclasses.common's names)
 from ..core import CAny, TypeSchema, _to_py_class_value
+from .field import Field  # noqa: F401
 
 __all__ = ["asdict", "astuple", "fields", "is_dataclass", "replace"]
 

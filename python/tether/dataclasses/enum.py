@@ -26,6 +26,8 @@ import typing
 from typing import Any, ClassVar, Iterator
 
 from .. import container, core
+from ..container import Dict, List  # noqa: F401  (tvm_ffi.dataclasses.enum's names)
+from ..core import Object  # noqa: F401
 from .c_class import c_class
 from .missing import MISSING
 from .py_class import py_class

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from typing import Any, Callable, Generic, Mapping, Optional, TypeVar
 
+from ..core import TypeSchema  # noqa: F401  (tvm_ffi.dataclasses.field's name)
 from .missing import MISSING
 
 __all__ = ["KW_ONLY", "Field", "field", "init_property"]

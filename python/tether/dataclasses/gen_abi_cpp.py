@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from itertools import groupby
 from typing import Any, NamedTuple, Optional
 
+from ..core import TypeField  # noqa: F401  (tvm_ffi.dataclasses.gen_abi_cpp's name)
+
 from ..core import TypeInfo, TypeSchema, _lookup_or_register_type_info_from_type_key, _object_type_key_to_index
 from ..core.type_metadata import native_total_size
 from ..registry import get_registered_type_keys

@@ -24,6 +24,7 @@ from ..core.type_info import type_info_of_index
 from ..method import method  # noqa: F401  (tvm_ffi.dataclasses.py_class's name)
 
 from .. import core
+from ..core import TypeSchema  # noqa: F401  (tvm_ffi.dataclasses.py_class's name)
 from .transform import dataclass_transform
 from .deferred import UnresolvedAnnotations, by_module, defer, flush, from_other_modules, is_pending, note_registered
 from .dunders import install_dunders

@@ -17,6 +17,7 @@ from typing import Any, ClassVar, Mapping, Optional, Sequence
 
 from .. import _ffi_api as _core_ffi_api
 from .. import core as _core
+from .. import core as tvm_ffi_core  # noqa: F401  (tvm_ffi.testing.testing's name for the core module)
 from ..core import Object, get_global_func
 from ..dataclasses import IntEnum, StrEnum, c_class, entry
 
