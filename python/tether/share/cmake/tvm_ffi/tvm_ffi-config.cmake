@@ -72,7 +72,10 @@ if (_tether_headers_from)
     )
   endif ()
 else ()
-  set(_tether_candidates "${_tether_site_dir}/tvm_ffi/include")
+  # The package's own copy first (the wheel carries the headers of the
+  # apache-tvm-ffi release tether implements), then an installed
+  # apache-tvm-ffi's.
+  set(_tether_candidates "${TETHER_INCLUDE_DIR}" "${_tether_site_dir}/tvm_ffi/include")
   set(_tether_python "")
   if (DEFINED Python_EXECUTABLE)
     set(_tether_python "${Python_EXECUTABLE}")
@@ -107,11 +110,10 @@ else ()
   if (NOT _tether_tvm_ffi_include)
     message(
       FATAL_ERROR
-        "tvm_ffi (tether): TVM-FFI's C++ headers (<tvm/ffi/...>) were not found. tether implements "
-        "the ABI they call but does not ship them: install the apache-tvm-ffi package beside tether "
-        "(`pip install apache-tvm-ffi==0.1.15.post2`; only its headers are used), or set "
-        "TETHER_TVM_FFI_INCLUDE_DIR (CMake or environment variable) to a directory holding tvm/ffi/ "
-        "and dlpack/. Looked in: ${_tether_candidates}"
+        "tvm_ffi (tether): TVM-FFI's C++ headers (<tvm/ffi/...>) were not found: this tether package "
+        "was built without its copy of them. Set TETHER_TVM_FFI_INCLUDE_DIR (CMake or environment "
+        "variable) to a directory holding tvm/ffi/ and dlpack/, or install apache-tvm-ffi==0.1.15.post2 "
+        "beside tether (only its headers are used). Looked in: ${_tether_candidates}"
     )
   endif ()
 endif ()
