@@ -18,7 +18,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
-	python sanitize fuzz test-asan clean bench bench-quick bench-tvm test-clients
+	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients
 
 all: build
 
@@ -509,3 +509,11 @@ test-freethreaded:
 # why). Separate from `make test`.
 test-tsan:
 	tools/freethreaded/test_tsan.sh
+
+# manylinux_2_28 wheels built here without Docker (cargo-zigbuild and maturin
+# with Zig, from the package index), checked by auditwheel, then installed
+# into a fresh virtualenv that runs part of the Python suite; one wheel per
+# interpreter (WHEEL_PYTHONS, this venv's by default) into target/wheels.
+WHEEL_PYTHONS ?= $(PY)
+wheel: $(VENV_STAMP)
+	$(PY) tools/wheel/build_wheel.py $(foreach p,$(WHEEL_PYTHONS),--python $(p))
