@@ -22,6 +22,7 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "c_api",
+    "registry_stubs",
 ]
 
 source_suffix = {".md": "markdown"}

@@ -5,8 +5,9 @@ venv's scripts first on PATH (so ``python``, ``tether-config`` and
 ``tether-stubgen`` are the installed package's):
 
 * ``python`` blocks run each as its own script (``python -c``);
-* ``c``/``cpp`` blocks whose first line is ``// file: NAME`` (or
-  ``/* file: NAME */``) are written to NAME for the blocks after them;
+* a block of any language whose first line is ``// file: NAME`` (or
+  ``/* file: NAME */``, ``# file: NAME``) is written to NAME for the
+  blocks after them;
   a ``c``/``cpp`` block without a name is compiled and run as a program
   against the built core (it must have a ``main``);
 * ``sh`` blocks run under ``bash -euo pipefail``;
@@ -33,7 +34,7 @@ LIBDIR = ROOT / "target" / "debug"
 SHOWN_ONLY = {"text", "starlark", "toml", "cmake", "nix", "svg", "console", "ini"}
 RUN = {"python", "c", "cpp", "sh", "rust"}
 FENCE = re.compile(r"^(?P<indent>[ ]{0,3})(?P<fence>`{3,}|~{3,})(?P<info>.*)$")
-FILE_LINE = re.compile(r"^\s*(?://|/\*)\s*file:\s*(?P<name>[\w.\-]+)")
+FILE_LINE = re.compile(r"^\s*(?://|/\*|#)\s*file:\s*(?P<name>[\w.\-/]+)")
 
 
 @dataclass
@@ -128,16 +129,20 @@ def run_page(page: Path, work: Path) -> int:
     ran = 0
     rust_blocks = []
     for index, b in enumerate(blocks(page)):
+        first = b.text.splitlines()[0] if b.text.strip() else ""
+        named = FILE_LINE.match(first)
+        if named and "norun" not in b.flags:
+            target = work / named.group("name")
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(b.text, encoding="utf-8")
+            ran += 1
+            continue
         if "norun" in b.flags or b.lang in SHOWN_ONLY:
             continue
         if b.lang not in RUN:
             raise AssertionError(f"{b.where}: a '{b.lang}' block is neither run nor marked norun")
         if b.lang in ("c", "cpp"):
-            m = FILE_LINE.match(b.text.splitlines()[0])
-            if m:
-                (work / m.group("name")).write_text(b.text, encoding="utf-8")
-            else:
-                compile_and_run(b, work, index)
+            compile_and_run(b, work, index)
         elif b.lang == "python":
             run([str(VENV_BIN / "python"), "-c", b.text], work, b)
         elif b.lang == "sh":

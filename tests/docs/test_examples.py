@@ -21,7 +21,10 @@ README = examples.ROOT / "README.md"
 def test_page_examples_run(page: Path, tmp_path: Path) -> None:
     blocks = examples.blocks(page)
     ran = examples.run_page(page, tmp_path)
-    runnable = [b for b in blocks if b.lang in examples.RUN and "norun" not in b.flags]
+    runnable = [
+        b for b in blocks
+        if "norun" not in b.flags and (b.lang in examples.RUN or examples.FILE_LINE.match((b.text.splitlines() or [""])[0]))
+    ]
     assert ran == len(runnable), f"{page}: ran {ran} of {len(runnable)} runnable blocks"
 
 
