@@ -12,11 +12,11 @@
 //! None, ints, floats, bools, and objects whose canonical wrapper is alive
 //! (handed out with one incref, as the field descriptors do); a result that
 //! is a plain value or a wrapper. Everything else, and every error, goes
-//! through the general conversions inside `Python::with_gil`. That is not
+//! through the general conversions inside `Python::attach`. That is not
 //! only for brevity: the GIL is held here without pyo3 knowing it (its
 //! thread-local count is not raised), and a `Py<T>` dropped then would have
 //! its decref deferred to pyo3's pool; the raw paths drop none, and
-//! `with_gil` (which only nests, the GIL being held) raises the count for
+//! `attach` (which only nests, the GIL being held) raises the count for
 //! the rest.
 //!
 //! SAFETY invariants of this module: `callback_args` and `callback_result`
@@ -227,7 +227,7 @@ unsafe fn object_arg_to_py(h: *mut TVMFFIObject, cls: *mut ffi::PyTypeObject) ->
 /// GIL held; `v` a valid view alive for the call.
 #[inline(never)]
 unsafe fn general_arg_to_py(v: &TVMFFIAny) -> *mut ffi::PyObject {
-    Python::with_gil(|py| {
+    Python::attach(|py| {
         // SAFETY: per the caller.
         match unsafe { view_to_py(py, v) } {
             Ok(o) => o.into_ptr(),
@@ -265,7 +265,7 @@ unsafe extern "C" fn callback_result(ret: *mut ffi::PyObject, result: *mut c_voi
 #[cold]
 #[inline(never)]
 unsafe fn general_result(ret: *mut ffi::PyObject, result: *mut TVMFFIAny) -> c_int {
-    Python::with_gil(|py| {
+    Python::attach(|py| {
         let converted = if ret.is_null() {
             Err(PyErr::fetch(py))
         } else {
@@ -304,7 +304,7 @@ unsafe fn plain_or_wrapper(p: *mut ffi::PyObject, owned: bool) -> Option<TVMFFIA
         if let Some(v) = py_to_ffi::plain_value_ptr(p) {
             return Some(v);
         }
-        if !registry::is_wrapper_ptr(Python::assume_gil_acquired(), p) {
+        if !registry::is_wrapper_ptr(Python::assume_attached(), p) {
             return None;
         }
         let h = (*(p as *mut CObject)).chandle;

@@ -70,7 +70,7 @@ pub unsafe fn release_gil_of(obj: *mut ffi::PyObject) -> bool {
 unsafe fn has_function_layout(tp: *mut ffi::PyTypeObject) -> bool {
     // SAFETY: reading type slots; the base is set at module initialisation.
     unsafe {
-        let Some(base) = FUNCTION_BASE.get(Python::assume_gil_acquired()) else { return false };
+        let Some(base) = FUNCTION_BASE.get(Python::assume_attached()) else { return false };
         tp == base.as_ptr() as *mut ffi::PyTypeObject || ffi::PyType_IsSubtype(tp, base.as_ptr() as *mut ffi::PyTypeObject) != 0
     }
 }
@@ -105,7 +105,7 @@ unsafe extern "C" fn get_release_gil(obj: *mut ffi::PyObject, _closure: *mut c_v
 unsafe extern "C" fn set_release_gil(obj: *mut ffi::PyObject, value: *mut ffi::PyObject, _closure: *mut c_void) -> std::ffi::c_int {
     // SAFETY: as for the getter; `value` is NULL (deletion) or a live object.
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         if value.is_null() {
             PyTypeError::new_err("release_gil cannot be deleted").restore(py);
             return -1;
@@ -170,7 +170,7 @@ pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<
     // CObject layout: give it the tying slots.
     unsafe {
         tie_state::install_slots(t as *mut ffi::PyTypeObject);
-        Ok(Bound::from_owned_ptr(py, t).downcast_into_unchecked::<PyType>().unbind())
+        Ok(Bound::from_owned_ptr(py, t).cast_into_unchecked::<PyType>().unbind())
     }
 }
 
@@ -182,7 +182,7 @@ pub fn make_function_base(py: Python<'_>, base: &Bound<'_, PyType>) -> PyResult<
 unsafe fn call_native(py: Python<'_>, callable: *mut ffi::PyObject, args: &[*mut ffi::PyObject]) -> *mut ffi::PyObject {
     // SAFETY: per the caller.
     let f = unsafe { Bound::from_borrowed_ptr(py, callable) };
-    let result = (|| -> PyResult<PyObject> {
+    let result = (|| -> PyResult<Py<PyAny>> {
         let h = handle_of(wrapper(&f)?)?;
         // SAFETY: live handle.
         if unsafe { (*h).type_index } != ti::kTVMFFIFunction {
@@ -209,7 +209,7 @@ unsafe extern "C" fn function_vectorcall(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls vectorcall with the GIL held and valid objects.
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         if !kwnames.is_null() && ffi::PyTuple_GET_SIZE(kwnames) > 0 {
             PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
             return ptr::null_mut();
@@ -271,7 +271,7 @@ unsafe extern "C" fn function_tp_call(
 ) -> *mut ffi::PyObject {
     // SAFETY: CPython calls tp_call with the GIL held and valid objects.
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         // kwargs is NULL or a dict, per the tp_call protocol.
         if !kwargs.is_null() && ffi::PyDict_Size(kwargs) > 0 {
             PyTypeError::new_err("FFI functions take positional arguments only").restore(py);
@@ -285,7 +285,7 @@ unsafe extern "C" fn function_tp_call(
     }
 }
 
-static FUNCTION_BASE: pyo3::sync::GILOnceCell<Py<PyType>> = pyo3::sync::GILOnceCell::new();
+static FUNCTION_BASE: pyo3::sync::PyOnceLock<Py<PyType>> = pyo3::sync::PyOnceLock::new();
 
 /// Remember the native Function base (module initialisation).
 pub fn set_function_base(py: Python<'_>, base: Py<PyType>) {

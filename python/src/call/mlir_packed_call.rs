@@ -52,7 +52,7 @@ unsafe extern "C" fn drop_target(self_: *mut c_void) {
 /// `_ffi.function_from_mlir_packed(address)`: a Function over the MLIR
 /// packed safe-call entry point at `address`.
 #[pyfunction]
-pub fn function_from_mlir_packed(py: Python<'_>, address: usize) -> PyResult<PyObject> {
+pub fn function_from_mlir_packed(py: Python<'_>, address: usize) -> PyResult<Py<PyAny>> {
     if address == 0 {
         return Err(PyValueError::new_err("symbol address is NULL"));
     }

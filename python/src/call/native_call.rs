@@ -43,7 +43,7 @@ use crate::convert::error_bridge::result_into_ptr;
 /// rvalue references to `x`'s handle slot; the binding is Moving during the
 /// call and settles afterwards whether or not the callee took the handle.
 /// Every conversion that can fail happens before any of this state changes.
-pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>, release_gil: bool) -> PyResult<PyObject> {
+pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTuple>, release_gil: bool) -> PyResult<Py<PyAny>> {
     // SAFETY: a tuple's items, alive as long as the tuple.
     let items = unsafe { std::slice::from_raw_parts((*(args.as_ptr() as *mut ffi::PyTupleObject)).ob_item.as_ptr(), args.len()) };
     call_function_args(py, f, items, release_gil)
@@ -51,13 +51,13 @@ pub fn call_function(py: Python<'_>, f: *mut TVMFFIObject, args: &Bound<'_, PyTu
 
 /// [`call_function`] on borrowed argument pointers (a vectorcall's array
 /// or a tuple's items), which the caller keeps alive for the call.
-pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
+pub fn call_function_args(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<Py<PyAny>> {
     let r = call_function_raw(py, f, args, release_gil);
     if r.is_null() {
         Err(PyErr::fetch(py))
     } else {
         // SAFETY: a new reference.
-        Ok(unsafe { PyObject::from_owned_ptr(py, r) })
+        Ok(unsafe { Bound::from_owned_ptr(py, r).unbind() })
     }
 }
 
@@ -155,7 +155,7 @@ fn call_without_moves(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::Py
         return r;
     }
     // SAFETY: a new reference.
-    result_into_ptr(py, convert_back(py, api, unsafe { PyObject::from_owned_ptr(py, r) }))
+    result_into_ptr(py, convert_back(py, api, unsafe { Bound::from_owned_ptr(py, r).unbind() }))
 }
 
 /// An owned call result as a new reference (NULL with the exception set):
@@ -239,7 +239,7 @@ unsafe fn unborrow(o: *mut CObject) {
 }
 
 /// Any call: arguments converted into owned values where needed, moves.
-fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<PyObject> {
+fn call_general(py: Python<'_>, f: *mut TVMFFIObject, args: &[*mut ffi::PyObject], release_gil: bool) -> PyResult<Py<PyAny>> {
     // Views and which of them we own (released by the guard), inline for
     // up to 8 arguments.
     if i32::try_from(args.len()).is_err() {
@@ -396,7 +396,7 @@ pub fn register_backtrace_boundary(py: Python<'_>) -> PyResult<()> {
 
 impl NativeCall {
     /// Run the call, giving the GIL away meanwhile if `release_gil`. Not
-    /// pyo3's `allow_threads`: a daemon thread taking the GIL back at
+    /// pyo3's `Python::detach`: a daemon thread taking the GIL back at
     /// interpreter exit must park in `exit_park`'s frame rather than be
     /// unwound through Rust frames. Python code this thread runs meanwhile
     /// (callbacks, deleters) takes the GIL itself (`tether_park_callback`,

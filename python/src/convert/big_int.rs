@@ -84,6 +84,13 @@ unsafe fn le_words_of(py: Python<'_>, p: *mut ffi::PyObject) -> PyResult<Vec<i64
     Ok(words)
 }
 
+// CPython's own bit count of an int (exported through 3.12, where this is
+// used; pyo3's bindings no longer name private functions).
+#[cfg(not(Py_3_13))]
+extern "C" {
+    fn _PyLong_NumBits(obj: *mut ffi::PyObject) -> usize;
+}
+
 /// [`words_of`] with each word still in little-endian byte order.
 ///
 /// # Safety
@@ -91,7 +98,7 @@ unsafe fn le_words_of(py: Python<'_>, p: *mut ffi::PyObject) -> PyResult<Vec<i64
 #[cfg(not(Py_3_13))]
 unsafe fn le_words_of(py: Python<'_>, p: *mut ffi::PyObject) -> PyResult<Vec<i64>> {
     // SAFETY: per the caller; (size_t)-1 with an exception set on failure.
-    let bits = unsafe { ffi::_PyLong_NumBits(p) };
+    let bits = unsafe { _PyLong_NumBits(p) };
     // SAFETY: GIL held.
     if bits == usize::MAX && unsafe { !ffi::PyErr_Occurred().is_null() } {
         return Err(PyErr::fetch(py));
@@ -111,14 +118,14 @@ unsafe fn le_words_of(py: Python<'_>, p: *mut ffi::PyObject) -> PyResult<Vec<i64
 ///
 /// # Safety
 /// GIL held; `v` a valid value whose object stays alive for the call.
-pub unsafe fn to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
+pub unsafe fn to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<Py<PyAny>> {
     // SAFETY: per the caller.
     let p = unsafe { to_py_raw(v) };
     if p.is_null() {
         Err(PyErr::fetch(py))
     } else {
         // SAFETY: a new reference.
-        Ok(unsafe { PyObject::from_owned_ptr(py, p) })
+        Ok(unsafe { Bound::from_owned_ptr(py, p).unbind() })
     }
 }
 
@@ -130,7 +137,7 @@ pub unsafe fn to_py_raw(v: &TVMFFIAny) -> *mut ffi::PyObject {
     // SAFETY: per the caller; the view borrows from `v`'s object, alive meanwhile.
     let content = unsafe { TVMFFIBigIntGetContentByteArray(v) };
     // SAFETY: GIL held (per the caller).
-    let py = unsafe { Python::assume_gil_acquired() };
+    let py = unsafe { Python::assume_attached() };
     if content.data.is_null() {
         // No content: not an integer value (the core raised the error).
         take_ffi_error(py).restore(py);

@@ -28,7 +28,7 @@ pub fn dtype_parse(py: Python<'_>, text: &str) -> PyResult<(u8, u8, u16)> {
 
 /// The canonical spelling of a dtype.
 #[pyfunction]
-pub fn dtype_format(py: Python<'_>, code: u8, bits: u8, lanes: u16) -> PyResult<PyObject> {
+pub fn dtype_format(py: Python<'_>, code: u8, bits: u8, lanes: u16) -> PyResult<Py<PyAny>> {
     let dt = DLDataType { code, bits, lanes };
     let mut out = TVMFFIAny::NONE;
     // SAFETY: valid input and output slot.

@@ -27,7 +27,7 @@ use crate::tie::exit_park;
 
 /// A `PyResult` as a C-level entry point (a method slot, a vectorcall)
 /// returns it: a new reference, or NULL with the Python exception set.
-pub fn result_into_ptr(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObject {
+pub fn result_into_ptr(py: Python<'_>, r: PyResult<Py<PyAny>>) -> *mut ffi::PyObject {
     match r {
         Ok(v) => v.into_ptr(),
         Err(e) => {
@@ -38,7 +38,7 @@ pub fn result_into_ptr(py: Python<'_>, r: PyResult<PyObject>) -> *mut ffi::PyObj
 }
 
 /// Converts an owned FFI value to Python, consuming it.
-pub type AnyToPy = fn(Python<'_>, OwnedAny) -> PyResult<PyObject>;
+pub type AnyToPy = fn(Python<'_>, OwnedAny) -> PyResult<Py<PyAny>>;
 
 static ANY_TO_PY: OnceLock<AnyToPy> = OnceLock::new();
 
@@ -98,7 +98,7 @@ pub fn take_ffi_error(py: Python<'_>) -> PyErr {
     let builtins = py.import("builtins").ok();
     let cls = builtins
         .and_then(|b| b.getattr(kind.as_str()).ok())
-        .filter(|c| c.downcast::<pyo3::types::PyType>().is_ok_and(|t| t.is_subclass_of::<pyo3::exceptions::PyException>().unwrap_or(false)));
+        .filter(|c| c.cast::<pyo3::types::PyType>().is_ok_and(|t| t.is_subclass_of::<pyo3::exceptions::PyException>().unwrap_or(false)));
     match cls {
         Some(c) => match exit_park::call_py(&c, (message.clone(),), None) {
             Ok(e) => PyErr::from_value(e),

@@ -100,7 +100,7 @@ pub fn error_update_backtrace(obj: &Bound<'_, PyAny>, text: &str, append: bool) 
 
 /// The object attached as the error's extra context, or None.
 #[pyfunction]
-pub fn error_extra_context(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub fn error_extra_context(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let (_, c) = cell(obj)?;
     let ctx = c.extra_context as *mut TVMFFIObject;
     if ctx.is_null() {

@@ -21,15 +21,15 @@ use crate::convert::owned_any::OwnedAny;
 use crate::convert::registry;
 use crate::tie::tie_state;
 
-fn decode(py: Python<'_>, b: &[u8]) -> PyResult<PyObject> {
+fn decode(py: Python<'_>, b: &[u8]) -> PyResult<Py<PyAny>> {
     Ok(PyString::new(py, std::str::from_utf8(b).map_err(|_| PyValueError::new_err("FFI string is not valid UTF-8"))?).into_any().unbind())
 }
 
 /// `ctypes.c_void_p`, looked up once: opaque pointers come back as one (as
 /// with TVM-FFI), so passing them back crosses as a pointer again.
-static C_VOID_P: pyo3::sync::GILOnceCell<Py<PyAny>> = pyo3::sync::GILOnceCell::new();
+static C_VOID_P: pyo3::sync::PyOnceLock<Py<PyAny>> = pyo3::sync::PyOnceLock::new();
 
-fn opaque_ptr_to_py(py: Python<'_>, addr: usize) -> PyResult<PyObject> {
+fn opaque_ptr_to_py(py: Python<'_>, addr: usize) -> PyResult<Py<PyAny>> {
     let cls = C_VOID_P.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
         Ok(py.import("ctypes")?.getattr("c_void_p")?.unbind())
     })?;
@@ -37,7 +37,7 @@ fn opaque_ptr_to_py(py: Python<'_>, addr: usize) -> PyResult<PyObject> {
 }
 
 /// Convert an owned FFI value to Python, consuming it.
-pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
+pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<Py<PyAny>> {
     let raw = v.into_raw();
     // SAFETY: reading the union per the type index; we own `raw`.
     unsafe {
@@ -68,7 +68,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                 if obj.is_null() {
                     Err(PyErr::fetch(py))
                 } else {
-                    Ok(Py::from_owned_ptr(py, obj))
+                    Ok(Bound::from_owned_ptr(py, obj).unbind())
                 }
             }
             // Shapes come back as `tether.Shape` tuples holding the object.
@@ -77,7 +77,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                 let h = raw.value.v_obj;
                 let _owner = OwnedAny(raw);
                 let cell = &*((h as *const u8).add(std::mem::size_of::<TVMFFIObject>()) as *const TVMFFIOpaqueObjectCell);
-                Ok(Py::from_borrowed_ptr(py, cell.handle as *mut ffi::PyObject))
+                Ok(Bound::from_borrowed_ptr(py, cell.handle as *mut ffi::PyObject).unbind())
             }
             i if i >= ti::kTVMFFIStaticObjectBegin => {
                 let h = raw.value.v_obj;
@@ -92,7 +92,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
                 if obj.is_null() {
                     Err(PyErr::fetch(py))
                 } else {
-                    Ok(Py::from_owned_ptr(py, obj))
+                    Ok(Bound::from_owned_ptr(py, obj).unbind())
                 }
             }
             // A tensor passed by pointer: a Tensor viewing it (as TVM-FFI).
@@ -115,7 +115,7 @@ pub fn any_to_py(py: Python<'_>, v: OwnedAny) -> PyResult<PyObject> {
 ///
 /// # Safety
 /// `v` is a valid view alive for the call.
-pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
+pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<Py<PyAny>> {
     // SAFETY: per the caller.
     unsafe {
         match v.type_index {
@@ -145,7 +145,7 @@ pub unsafe fn view_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
                 if obj.is_null() {
                     Err(PyErr::fetch(py))
                 } else {
-                    Ok(Py::from_owned_ptr(py, obj))
+                    Ok(Bound::from_owned_ptr(py, obj).unbind())
                 }
             }
             _ => any_to_py(py, OwnedAny(*v)),

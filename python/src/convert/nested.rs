@@ -41,7 +41,7 @@ struct Level<'py> {
 
 impl<'py> Level<'py> {
     fn new(obj: &Bound<'py, PyAny>) -> PyResult<Level<'py>> {
-        let (kind, builtin, children) = if let Ok(d) = obj.downcast::<PyDict>() {
+        let (kind, builtin, children) = if let Ok(d) = obj.cast::<PyDict>() {
             // A snapshot of the items: the dict may change while values convert.
             let mut flat = Vec::with_capacity(d.len() * 2);
             for item in d.items().iter() {

@@ -17,7 +17,7 @@ use crate::tie::release_pool;
 pub unsafe extern "C" fn release_pyobject(p: *mut c_void) {
     // Any thread may drop the last native owner, holding locks of its own:
     // the decref happens now only if this thread holds the GIL.
-    // SAFETY: `p` is a PyObject we hold one reference on, handed over.
+    // SAFETY: `p` is a Python object we hold one reference on, handed over.
     unsafe { release_pool::decref(p as *mut ffi::PyObject) }
 }
 

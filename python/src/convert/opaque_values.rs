@@ -21,7 +21,7 @@ use crate::tie::tie_state;
 /// `_ffi.opaque_object(x)`: a new `ffi.OpaquePyObject` holding `x`, as a
 /// wrapper of the class registered for that type.
 #[pyfunction]
-pub fn opaque_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub fn opaque_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let h = opaque_from_object(py, obj)?;
     let cls = match registry::class_for(py, ti::kTVMFFIOpaquePyObject) {
         Ok(c) => c,
@@ -38,13 +38,13 @@ pub fn opaque_object(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<PyObjec
         return Err(PyErr::fetch(py));
     }
     // SAFETY: a new reference.
-    Ok(unsafe { Py::from_owned_ptr(py, out) })
+    Ok(unsafe { Bound::from_owned_ptr(py, out).unbind() })
 }
 
 /// `_ffi.opaque_payload(w)`: the Python object an `ffi.OpaquePyObject`
 /// wrapper carries; TypeError for a wrapper of another type.
 #[pyfunction]
-pub fn opaque_payload(py: Python<'_>, wrapper: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub fn opaque_payload(py: Python<'_>, wrapper: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let w = crate::convert::wrapper_access::wrapper(wrapper)?;
     let h: *mut TVMFFIObject = handle_of(w)?;
     // SAFETY: a live handle held by the wrapper; its header is readable.
@@ -56,6 +56,6 @@ pub fn opaque_payload(py: Python<'_>, wrapper: &Bound<'_, PyAny>) -> PyResult<Py
     // object lives as long as the opaque object, which the wrapper holds.
     unsafe {
         let cell = &*((h as *const u8).add(size_of::<TVMFFIObject>()) as *const TVMFFIOpaqueObjectCell);
-        Ok(Py::from_borrowed_ptr(py, cell.handle as *mut ffi::PyObject))
+        Ok(Bound::from_borrowed_ptr(py, cell.handle as *mut ffi::PyObject).unbind())
     }
 }

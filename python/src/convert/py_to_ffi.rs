@@ -98,7 +98,7 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     // Long ones are lent, not copied (`lent_strings`).
     if unsafe { ffi::PyUnicode_CheckExact(obj.as_ptr()) } != 0 {
         // SAFETY: an exact str.
-        let text = unsafe { obj.downcast_unchecked::<PyString>() }.to_str()?.as_bytes();
+        let text = unsafe { obj.cast_unchecked::<PyString>() }.to_str()?.as_bytes();
         if text.len() >= lent_strings::LEND_MIN {
             return Ok(lent_strings::lend(obj, text, false));
         }
@@ -107,7 +107,7 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
     // SAFETY: as above.
     if unsafe { ffi::PyBytes_CheckExact(obj.as_ptr()) } != 0 {
         // SAFETY: an exact bytes.
-        let content = unsafe { obj.downcast_unchecked::<PyBytes>() }.as_bytes();
+        let content = unsafe { obj.cast_unchecked::<PyBytes>() }.as_bytes();
         if content.len() >= lent_strings::LEND_MIN {
             return Ok(lent_strings::lend(obj, content, true));
         }
@@ -137,19 +137,19 @@ pub fn py_to_any_other(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Owned
         let v: f64 = obj.extract()?;
         return Ok(OwnedAny::pod(ti::kTVMFFIFloat, TVMFFIAnyValue { v_float64: v }));
     }
-    if let Ok(s) = obj.downcast::<PyString>() {
+    if let Ok(s) = obj.cast::<PyString>() {
         if let Some(v) = cached_string_object(obj)? {
             return Ok(v);
         }
         return new_string(py, s.to_str()?.as_bytes(), false);
     }
-    if let Ok(b) = obj.downcast::<PyBytes>() {
+    if let Ok(b) = obj.cast::<PyBytes>() {
         if let Some(v) = cached_string_object(obj)? {
             return Ok(v);
         }
         return new_string(py, b.as_bytes(), true);
     }
-    if let Ok(b) = obj.downcast::<PyByteArray>() {
+    if let Ok(b) = obj.cast::<PyByteArray>() {
         return new_string(py, &b.to_vec(), true);
     }
     if crate::convert::rvalue_ref::as_rvalue_ref(obj).is_some() {
@@ -232,7 +232,7 @@ fn protocol_value(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Option<Own
     if v.is(&py.NotImplemented()) {
         return Ok(None);
     }
-    if let Ok(p) = v.downcast::<OpaquePtrValue>() {
+    if let Ok(p) = v.cast::<OpaquePtrValue>() {
         let addr = p.get().0;
         return Ok(Some(OwnedAny::pod(ti::kTVMFFIOpaquePtr, TVMFFIAnyValue { v_ptr: addr as *mut c_void })));
     }

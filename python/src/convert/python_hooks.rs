@@ -4,7 +4,7 @@
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
+use pyo3::sync::PyOnceLock;
 
 /// Python-side hooks the conversions consult, set once by `tether.core`:
 /// `error_from_ffi(err) -> exception` (TVM-FFI's kind-to-class table lives
@@ -13,12 +13,12 @@ use pyo3::sync::GILOnceCell;
 /// speaking TVM-FFI's conversion protocols (`__tvm_ffi_object__`,
 /// `__tvm_ffi_int__`, `ObjectConvertible`, NumPy scalars, ...).
 pub struct Hooks {
-    pub error_from_ffi: PyObject,
-    pub error_kind: PyObject,
-    pub value_from_protocol: PyObject,
+    pub error_from_ffi: Py<PyAny>,
+    pub error_kind: Py<PyAny>,
+    pub value_from_protocol: Py<PyAny>,
 }
 
-static HOOKS: GILOnceCell<Hooks> = GILOnceCell::new();
+static HOOKS: PyOnceLock<Hooks> = PyOnceLock::new();
 
 pub fn set_hooks(py: Python<'_>, hooks: Hooks) -> PyResult<()> {
     HOOKS.set(py, hooks).map_err(|_| PyValueError::new_err("conversion hooks already set"))

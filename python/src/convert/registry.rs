@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyType;
 use pyo3::ffi;
 use tether_sys::abi::TVMFFIByteArray;
@@ -38,8 +38,8 @@ struct TypePtr(*mut ffi::PyTypeObject);
 unsafe impl Send for TypePtr {}
 static CLASS_OVERFLOW: Mutex<Option<HashMap<i32, TypePtr>>> = Mutex::new(None);
 
-static FACTORY: GILOnceCell<PyObject> = GILOnceCell::new();
-static BASE: GILOnceCell<Py<PyType>> = GILOnceCell::new();
+static FACTORY: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+static BASE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 pub fn set_base(py: Python<'_>, base: Py<PyType>) {
     let _ = BASE.set(py, base);
@@ -78,7 +78,7 @@ pub unsafe fn is_wrapper_ptr(py: Python<'_>, obj: *mut ffi::PyObject) -> bool {
     }
 }
 
-pub fn set_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
+pub fn set_factory(py: Python<'_>, f: Py<PyAny>) -> PyResult<()> {
     FACTORY.set(py, f).map_err(|_| PyValueError::new_err("class factory already set"))
 }
 
@@ -138,7 +138,7 @@ pub fn class_for(py: Python<'_>, type_index: i32) -> PyResult<*mut ffi::PyTypeOb
 /// The registered class for a type index, if any.
 pub fn registered_class(py: Python<'_>, type_index: i32) -> Option<Bound<'_, PyType>> {
     // SAFETY: registered classes are kept alive forever.
-    lookup(type_index).map(|p| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).downcast_into_unchecked() })
+    lookup(type_index).map(|p| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).cast_into_unchecked() })
 }
 
 /// Whether type `child` is `parent` or derives from it (by the core's

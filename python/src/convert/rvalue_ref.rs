@@ -17,7 +17,7 @@ use crate::tie::tie_state::{self, CObject};
 /// exact type.
 #[pyclass(module = "tether._ffi", frozen)]
 pub struct RValueRef {
-    pub target: PyObject,
+    pub target: Py<PyAny>,
 }
 
 #[pymethods]
@@ -44,7 +44,7 @@ pub fn record_type(py: Python<'_>) {
 /// `obj` as an `RValueRef`, if it is one.
 pub fn as_rvalue_ref<'a, 'py>(obj: &'a Bound<'py, PyAny>) -> Option<&'a Bound<'py, RValueRef>> {
     // SAFETY: `obj` is live; an exact match of the final type is an instance.
-    unsafe { is_rvalue_ref_ptr(obj.as_ptr()).then(|| obj.downcast_unchecked::<RValueRef>()) }
+    unsafe { is_rvalue_ref_ptr(obj.as_ptr()).then(|| obj.cast_unchecked::<RValueRef>()) }
 }
 
 /// Whether `obj` is an `RValueRef`.

@@ -71,10 +71,10 @@ fn has_moves(items: &[*mut ffi::PyObject]) -> bool {
 /// The items of a list or tuple as a tuple (the tuple itself, or a new
 /// snapshot of the list); None for anything else.
 fn snapshot<'py>(seq: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyTuple>>> {
-    if let Ok(t) = seq.downcast::<PyTuple>() {
+    if let Ok(t) = seq.cast::<PyTuple>() {
         return Ok(Some(t.clone()));
     }
-    if let Ok(l) = seq.downcast::<PyList>() {
+    if let Ok(l) = seq.cast::<PyList>() {
         return Ok(Some(l.to_tuple()));
     }
     Ok(None)
@@ -93,7 +93,7 @@ fn items_of<'a>(t: &'a Bound<'_, PyTuple>) -> &'a [*mut ffi::PyObject] {
 /// A new container of type `type_index` (Array or List) holding `seq`'s
 /// items, or None when an item is a move (the caller then makes the
 /// container through a call, which handles moves).
-pub fn build(py: Python<'_>, seq: &Bound<'_, PyAny>, type_index: i32) -> PyResult<Option<PyObject>> {
+pub fn build(py: Python<'_>, seq: &Bound<'_, PyAny>, type_index: i32) -> PyResult<Option<Py<PyAny>>> {
     let Some(tuple) = snapshot(seq)? else {
         return Err(PyTypeError::new_err(format!("expected a list or tuple, got {}", type_name(seq))));
     };

@@ -72,7 +72,7 @@ pub fn shape_value_object(obj: &Bound<'_, PyAny>) -> PyResult<Option<OwnedAny>> 
 ///
 /// # Safety
 /// GIL held; `h` a live Shape object on which the caller owns +1.
-pub unsafe fn shape_object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResult<PyObject> {
+pub unsafe fn shape_object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResult<Py<PyAny>> {
     // SAFETY: per the caller; the +1 on `h` moves into the wrapper (or is
     // dropped by untied_wrapper on failure) exactly once.
     unsafe {
@@ -88,7 +88,7 @@ pub unsafe fn shape_object_to_py(py: Python<'_>, h: *mut TVMFFIObject) -> PyResu
         if wrapper.is_null() {
             return Err(PyErr::fetch(py));
         }
-        let wrapper: PyObject = Py::from_owned_ptr(py, wrapper);
+        let wrapper: Py<PyAny> = Bound::from_owned_ptr(py, wrapper).unbind();
         let cls = SHAPE_CLASS.load(Ordering::Acquire);
         if cls.is_null() {
             return Ok(wrapper);

@@ -76,7 +76,7 @@ unsafe fn object_slot_offset(cls: *mut ffi::PyTypeObject) -> usize {
     // SAFETY: per the caller; a member descriptor holds a PyMemberDef
     // (pyo3 declares the field with another pointer type) and its owner.
     unsafe {
-        let name = Bound::from_borrowed_ptr(Python::assume_gil_acquired(), cached_object_name()).downcast_into_unchecked::<PyString>();
+        let name = Bound::from_borrowed_ptr(Python::assume_attached(), cached_object_name()).cast_into_unchecked::<PyString>();
         let d = type_attrs::type_lookup(cls, &name);
         if d.is_null() || ffi::Py_TYPE(d) != ptr::addr_of_mut!(ffi::PyMemberDescr_Type) {
             return 0;
@@ -165,7 +165,7 @@ pub unsafe fn string_object_to_py(h: *mut TVMFFIObject) -> *mut ffi::PyObject {
             return value;
         }
         let wrapper_cls = registry::lookup((*h).type_index).unwrap_or_else(|| {
-            registry::base(Python::assume_gil_acquired()).as_ptr() as *mut ffi::PyTypeObject
+            registry::base(Python::assume_attached()).as_ptr() as *mut ffi::PyTypeObject
         });
         let wrapper = tie_state::untied_wrapper(h, wrapper_cls);
         if wrapper.is_null() {
@@ -257,7 +257,7 @@ unsafe fn new_bytes_subclass(cls: *mut ffi::PyTypeObject, b: &[u8]) -> *mut ffi:
 /// GIL held.
 unsafe fn cached_object_name() -> *mut ffi::PyObject {
     // SAFETY: per the caller.
-    let py = unsafe { Python::assume_gil_acquired() };
+    let py = unsafe { Python::assume_attached() };
     pyo3::intern!(py, "_tvm_ffi_cached_object").as_ptr()
 }
 
@@ -270,7 +270,7 @@ pub unsafe fn raw_str_to_py(s: *const c_char) -> *mut ffi::PyObject {
     // SAFETY: per the caller.
     unsafe {
         if s.is_null() {
-            PyTypeError::new_err("argument C string is NULL").restore(Python::assume_gil_acquired());
+            PyTypeError::new_err("argument C string is NULL").restore(Python::assume_attached());
             return ptr::null_mut();
         }
         plain_value(CStr::from_ptr(s).to_bytes(), true)
@@ -286,7 +286,7 @@ pub unsafe fn byte_array_to_py(b: *const TVMFFIByteArray) -> *mut ffi::PyObject 
     // SAFETY: per the caller.
     unsafe {
         if b.is_null() {
-            PyTypeError::new_err("argument byte array is NULL").restore(Python::assume_gil_acquired());
+            PyTypeError::new_err("argument byte array is NULL").restore(Python::assume_attached());
             return ptr::null_mut();
         }
         let b = &*b;

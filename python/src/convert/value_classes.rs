@@ -89,7 +89,7 @@ fn set(slot: &Slot, cls: &Bound<'_, PyType>, what: &str) -> PyResult<()> {
 fn current<'py>(py: Python<'py>, slot: &Slot) -> Option<Bound<'py, PyType>> {
     let p = slot.current.load(Ordering::Acquire);
     // SAFETY: a kept type.
-    (!p.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).downcast_into_unchecked() })
+    (!p.is_null()).then(|| unsafe { Bound::from_borrowed_ptr(py, p as *mut ffi::PyObject).cast_into_unchecked() })
 }
 
 /// `(original, current)` of `slot`, or an error before the classes are set.
@@ -101,8 +101,8 @@ fn both<'py>(py: Python<'py>, slot: &Slot) -> PyResult<(Bound<'py, PyType>, Boun
     // SAFETY: kept types.
     unsafe {
         Ok((
-            Bound::from_borrowed_ptr(py, o as *mut ffi::PyObject).downcast_into_unchecked(),
-            Bound::from_borrowed_ptr(py, c as *mut ffi::PyObject).downcast_into_unchecked(),
+            Bound::from_borrowed_ptr(py, o as *mut ffi::PyObject).cast_into_unchecked(),
+            Bound::from_borrowed_ptr(py, c as *mut ffi::PyObject).cast_into_unchecked(),
         ))
     }
 }
@@ -199,7 +199,7 @@ pub fn value_to_any(obj: &Bound<'_, PyAny>) -> PyResult<Option<TVMFFIAny>> {
 /// running the subclass's constructor: a data type is the string and
 /// attributes of the original class's value, a device an instance set up
 /// by the original class's `__init__`.
-pub fn value_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
+pub fn value_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<Py<PyAny>> {
     if v.type_index == ti::kTVMFFIDataType {
         // SAFETY: the union member named by the type index.
         let d = unsafe { v.value.v_dtype };
@@ -210,7 +210,7 @@ pub fn value_to_py(py: Python<'_>, v: &TVMFFIAny) -> PyResult<PyObject> {
         }
         // A `from_dlpack_data_type` that makes the original class: the same
         // text and attributes in an instance of `cls`.
-        let text = PyString::new(py, made.downcast::<PyString>()?.to_str()?);
+        let text = PyString::new(py, made.cast::<PyString>()?.to_str()?);
         let obj = call_method(&py.get_type::<PyString>(), "__new__", (&cls, text))?;
         let attrs = made.getattr(pyo3::intern!(py, "__dict__"))?;
         call_method(&obj.getattr(pyo3::intern!(py, "__dict__"))?, "update", (attrs,))?;

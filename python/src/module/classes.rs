@@ -51,7 +51,7 @@ pub(crate) fn make_base_type(py: Python<'_>) -> PyResult<Py<PyType>> {
         return Err(PyErr::fetch(py));
     }
     // SAFETY: a new reference to a type object.
-    Ok(unsafe { Bound::from_owned_ptr(py, t).downcast_into_unchecked::<PyType>() }.unbind())
+    Ok(unsafe { Bound::from_owned_ptr(py, t).cast_into_unchecked::<PyType>() }.unbind())
 }
 
 /// Give a subclass of CObject the tying slots (called by `__init_subclass__`).
@@ -88,6 +88,6 @@ pub(crate) fn registered_class(py: Python<'_>, type_index: i32) -> Option<Py<PyT
 }
 
 #[pyfunction]
-pub(crate) fn set_class_factory(py: Python<'_>, f: PyObject) -> PyResult<()> {
+pub(crate) fn set_class_factory(py: Python<'_>, f: Py<PyAny>) -> PyResult<()> {
     registry::set_factory(py, f)
 }

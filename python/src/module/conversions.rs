@@ -13,7 +13,7 @@ use crate::tie::tie_state;
 /// Convert a Python value to an FFI value and back (lists become Arrays…).
 #[pyfunction]
 #[pyo3(name = "convert")]
-pub(crate) fn convert_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub(crate) fn convert_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let v = py_to_ffi::py_to_any(py, value)?;
     ffi_to_py::any_to_py(py, v)
 }
@@ -23,7 +23,7 @@ pub(crate) fn convert_value(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResul
 /// `ffi.String`/`ffi.Bytes` object, tied as any object is (other values as
 /// `any_to_py` returns them; None for inline strings).
 #[pyfunction]
-pub fn to_object(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+pub fn to_object(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
     let v = py_to_ffi::py_to_any(py, value)?;
     match v.0.type_index {
         ti::kTVMFFIStr | ti::kTVMFFIBytes => {
@@ -35,7 +35,7 @@ pub fn to_object(py: Python<'_>, value: &Bound<'_, PyAny>) -> PyResult<PyObject>
                 if obj.is_null() {
                     return Err(PyErr::fetch(py));
                 }
-                Ok(Py::from_owned_ptr(py, obj))
+                Ok(Bound::from_owned_ptr(py, obj).unbind())
             }
         }
         ti::kTVMFFISmallStr | ti::kTVMFFISmallBytes => Ok(py.None()),

@@ -222,10 +222,10 @@ unsafe extern "C" fn field_descr_get(
             ffi::Py_INCREF(desc);
             return desc;
         }
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         // Borrowed: CPython holds the descriptor for the call.
         let desc = pyo3::Borrowed::from_ptr(py, desc);
-        let this = desc.downcast_unchecked::<FieldDescriptor>();
+        let this = desc.cast_unchecked::<FieldDescriptor>();
         let d = this.get();
         let fast = registry::is_wrapper_ptr(py, obj).then(|| (*(obj as *mut CObject)).chandle).filter(|h| {
             !h.is_null() && ((**h).type_index == d.owner_index || registry::derives_from((**h).type_index, d.owner_index))
@@ -255,7 +255,7 @@ unsafe extern "C" fn field_descr_get(
                 // The slow path raises the precise error.
                 let obj = Bound::from_borrowed_ptr(py, obj);
                 let owner = (!owner.is_null()).then(|| Bound::from_borrowed_ptr(py, owner));
-                result_into_ptr(py, FieldDescriptor::__get__(this, Some(&obj), owner.as_ref()))
+                result_into_ptr(py, FieldDescriptor::__get__(&this, Some(&obj), owner.as_ref()))
             }
         }
     }
@@ -292,7 +292,7 @@ impl FieldDescriptor {
     #[pyo3(signature = (*args, **_kwargs))]
     fn py_new(args: &Bound<'_, PyTuple>, _kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let core = args.get_item(1).map_err(|_| PyTypeError::new_err("a field descriptor needs (name, core descriptor, ...)"))?;
-        let core = core.downcast::<FieldDescriptor>()?.get();
+        let core = core.cast::<FieldDescriptor>()?.get();
         Ok(FieldDescriptor {
             info: core.info,
             owner_index: core.owner_index,
@@ -302,7 +302,7 @@ impl FieldDescriptor {
         })
     }
 
-    fn __get__(slf: &Bound<'_, Self>, obj: Option<&Bound<'_, PyAny>>, _owner: Option<&Bound<'_, PyAny>>) -> PyResult<PyObject> {
+    fn __get__(slf: &Bound<'_, Self>, obj: Option<&Bound<'_, PyAny>>, _owner: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         let py = slf.py();
         let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(slf.clone().into_any().unbind()) };
         let this = slf.get();

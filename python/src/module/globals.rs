@@ -34,7 +34,7 @@ fn function_handle(f: &Bound<'_, PyAny>) -> PyResult<*mut TVMFFIObject> {
 /// Call a Function wrapper.
 #[pyfunction]
 #[pyo3(signature = (f, *args))]
-pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<PyObject> {
+pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
     let h = function_handle(f)?;
     // SAFETY: `f` is a live wrapper.
     native_call::call_function(py, h, args, unsafe { function_type::release_gil_of(f.as_ptr()) })
@@ -46,7 +46,7 @@ pub(crate) fn call(py: Python<'_>, f: &Bound<'_, PyAny>, args: &Bound<'_, PyTupl
 /// converted, so a conversion that runs Python code cannot change what is
 /// passed.
 #[pyfunction]
-pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'_, PyDict>) -> PyResult<PyObject> {
+pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'_, PyDict>) -> PyResult<Py<PyAny>> {
     let h = function_handle(f)?;
     let mut items = Vec::with_capacity(mapping.len().saturating_mul(2));
     for (k, v) in mapping.iter() {
@@ -64,14 +64,14 @@ pub(crate) fn call_pairs(py: Python<'_>, f: &Bound<'_, PyAny>, mapping: &Bound<'
 /// with the items as arguments, which moves them once every conversion
 /// succeeded.
 #[pyfunction]
-pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>, type_index: i32) -> PyResult<PyObject> {
+pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, PyAny>, type_index: i32) -> PyResult<Py<PyAny>> {
     if let Some(made) = sequence_build::build(py, items, type_index)? {
         return Ok(made);
     }
     let h = function_handle(f)?;
-    let tuple = match items.downcast::<PyTuple>() {
+    let tuple = match items.cast::<PyTuple>() {
         Ok(t) => t.clone(),
-        Err(_) => match items.downcast::<PyList>() {
+        Err(_) => match items.cast::<PyList>() {
             Ok(l) => l.to_tuple(),
             Err(_) => return Err(PyTypeError::new_err(format!("expected a list or tuple, got {}", type_name(items)))),
         },
@@ -82,7 +82,7 @@ pub(crate) fn call_seq(py: Python<'_>, f: &Bound<'_, PyAny>, items: &Bound<'_, P
 
 /// A global function wrapper, or None.
 #[pyfunction]
-pub(crate) fn get_global(py: Python<'_>, name: &str) -> PyResult<PyObject> {
+pub(crate) fn get_global(py: Python<'_>, name: &str) -> PyResult<Py<PyAny>> {
     let n = byte_array(name);
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: valid name and output slot.
@@ -113,7 +113,7 @@ pub(crate) fn set_global(py: Python<'_>, name: &str, f: &Bound<'_, PyAny>, allow
 
 /// A Function over a `TVMFFISafeCallType` symbol of a loaded library.
 #[pyfunction]
-pub(crate) fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<PyObject> {
+pub(crate) fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<Py<PyAny>> {
     if address == 0 {
         return Err(PyValueError::new_err("symbol address is NULL"));
     }
@@ -128,13 +128,13 @@ pub(crate) fn function_from_symbol(py: Python<'_>, address: usize) -> PyResult<P
 }
 
 #[pyfunction]
-pub(crate) fn set_hooks(py: Python<'_>, error_from_ffi: PyObject, error_kind: PyObject, value_from_protocol: PyObject) -> PyResult<()> {
+pub(crate) fn set_hooks(py: Python<'_>, error_from_ffi: Py<PyAny>, error_kind: Py<PyAny>, value_from_protocol: Py<PyAny>) -> PyResult<()> {
     python_hooks::set_hooks(py, python_hooks::Hooks { error_from_ffi, error_kind, value_from_protocol })
 }
 
 /// A new `ffi.Error` object.
 #[pyfunction]
-pub(crate) fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyResult<PyObject> {
+pub(crate) fn error_new(py: Python<'_>, kind: &str, message: &str, backtrace: &str) -> PyResult<Py<PyAny>> {
     let (k, m, b) = (byte_array(kind), byte_array(message), byte_array(backtrace));
     let mut out: *mut c_void = ptr::null_mut();
     // SAFETY: valid byte arrays and output slot.

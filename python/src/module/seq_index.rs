@@ -60,7 +60,7 @@ fn call_list(py: Python<'_>, f: &AtomicPtr<TVMFFIObject>, args: &mut [TVMFFIAny]
 ///
 /// # Safety
 /// GIL held; `h` is a live Array or List.
-unsafe fn item(py: Python<'_>, h: *mut TVMFFIObject, i: i64) -> PyResult<PyObject> {
+unsafe fn item(py: Python<'_>, h: *mut TVMFFIObject, i: i64) -> PyResult<Py<PyAny>> {
     // SAFETY: per the caller.
     unsafe {
         if (*h).type_index == ti::kTVMFFIArray {
@@ -82,7 +82,7 @@ unsafe extern "C" fn seq_subscript(obj: *mut ffi::PyObject, key: *mut ffi::PyObj
     // SAFETY: called by CPython with the GIL held on a live instance of a
     // class this slot was installed on (so a wrapper) and a live key.
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         let h = (*(obj as *mut CObject)).chandle;
         if !h.is_null() && ffi::PyLong_CheckExact(key) != 0 {
             let i = ffi::PyLong_AsLongLong(key);
@@ -132,7 +132,7 @@ pub fn install(py: Python<'_>, cls: &Bound<'_, PyType>) -> PyResult<()> {
 /// once built, so no lock is needed; Lists (mutable, locked) are read
 /// through their accessor functions instead.
 #[pyfunction]
-pub(crate) fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<PyObject>> {
+pub(crate) fn seq_items(py: Python<'_>, obj: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
     let h = handle_of(wrapper(obj)?)?;
     // SAFETY: live handle; an Array's cell never changes after creation.
     unsafe {

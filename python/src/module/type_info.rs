@@ -40,7 +40,7 @@ pub(crate) fn type_key_to_index(key: &str) -> Option<i32> {
 /// `{key, index, depth, parent, fields: [(name, descriptor)], methods: [(name, Function)]}`
 /// for the type's own fields and methods.
 #[pyfunction]
-pub(crate) fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
+pub(crate) fn type_info(py: Python<'_>, type_index: i32) -> PyResult<Py<PyAny>> {
     // SAFETY: NULL or a record living for the process.
     let info = unsafe { TVMFFIGetTypeInfo(type_index) };
     if info.is_null() {
@@ -108,7 +108,7 @@ pub(crate) fn type_info(py: Python<'_>, type_index: i32) -> PyResult<PyObject> {
 
 /// A type attribute's value, or None.
 #[pyfunction]
-pub(crate) fn type_attr(py: Python<'_>, type_index: i32, name: &str) -> PyResult<PyObject> {
+pub(crate) fn type_attr(py: Python<'_>, type_index: i32, name: &str) -> PyResult<Py<PyAny>> {
     let n = byte_array(name);
     // SAFETY: valid name; NULL or a column living for the process.
     let col = unsafe { TVMFFIGetTypeAttrColumn(&n) };

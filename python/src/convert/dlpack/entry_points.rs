@@ -26,7 +26,7 @@ pub fn from_dlpack(
     ext_tensor: &Bound<'_, PyAny>,
     require_alignment: Option<&Bound<'_, PyAny>>,
     require_contiguous: Option<&Bound<'_, PyAny>>,
-) -> PyResult<PyObject> {
+) -> PyResult<Py<PyAny>> {
     if crate::convert::registry::is_wrapper(ext_tensor) {
         if let Ok(h) = handle_of(ext_tensor) {
             // SAFETY: a live handle (the wrapper owns +1).
@@ -69,7 +69,7 @@ pub fn tensor_device(t: &Bound<'_, PyAny>) -> PyResult<(i32, i32)> {
 
 /// `from_dlpack` for Python.
 #[pyfunction]
-pub fn tensor_from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>, require_alignment: i32, require_contiguous: bool) -> PyResult<PyObject> {
+pub fn tensor_from_dlpack(py: Python<'_>, obj: &Bound<'_, PyAny>, require_alignment: i32, require_contiguous: bool) -> PyResult<Py<PyAny>> {
     let t = tensor_from_py(py, obj, require_alignment, require_contiguous)?;
     ffi_to_py::any_to_py(py, t)
 }

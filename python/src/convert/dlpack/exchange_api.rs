@@ -56,7 +56,7 @@ fn is_torch_tensor_type(tp: &Bound<'_, PyType>) -> bool {
     let Ok(modules) = py.import("sys").and_then(|s| s.getattr("modules")) else { return false };
     let Ok(torch) = modules.get_item("torch") else { return false };
     let Ok(tensor) = torch.getattr("Tensor") else { return false };
-    tensor.downcast::<PyType>().is_ok_and(|t| tp.is_subclass(t).unwrap_or(false))
+    tensor.cast::<PyType>().is_ok_and(|t| tp.is_subclass(t).unwrap_or(false))
 }
 
 /// Per producer type: its exchange table, or NULL when it has none. Holds

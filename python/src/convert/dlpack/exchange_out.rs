@@ -132,7 +132,7 @@ pub fn tag_of(obj: &Bound<'_, PyAny>) -> usize {
 /// sharing its memory, a container is tagged with the table, anything
 /// else is returned as is. A Tensor the producer cannot import stays a
 /// Tensor, as in TVM-FFI.
-pub fn convert_back(py: Python<'_>, api: usize, value: PyObject) -> PyResult<PyObject> {
+pub fn convert_back(py: Python<'_>, api: usize, value: Py<PyAny>) -> PyResult<Py<PyAny>> {
     if api == 0 {
         return Ok(value);
     }
@@ -159,7 +159,7 @@ pub fn convert_back(py: Python<'_>, api: usize, value: PyObject) -> PyResult<PyO
 
 /// The producer's tensor for the Tensor `h`, or None when it cannot be
 /// made (the Python error, if any, is cleared: the Tensor is returned).
-fn tensor_back(py: Python<'_>, api: *const ExchangeApi, h: *mut TVMFFIObject, wrapper: &PyObject) -> Option<PyObject> {
+fn tensor_back(py: Python<'_>, api: *const ExchangeApi, h: *mut TVMFFIObject, wrapper: &Py<PyAny>) -> Option<Py<PyAny>> {
     if is_fallback(api) {
         let converted = py.import("torch").and_then(|torch| torch.getattr("from_dlpack")?.call1((wrapper,)));
         return converted.ok().map(|v| v.unbind());
@@ -183,6 +183,6 @@ fn tensor_back(py: Python<'_>, api: *const ExchangeApi, h: *mut TVMFFIObject, wr
             let _ = PyErr::take(py);
             return None;
         }
-        Some(PyObject::from_owned_ptr(py, out as *mut ffi::PyObject))
+        Some(Bound::from_owned_ptr(py, out as *mut ffi::PyObject).unbind())
     }
 }

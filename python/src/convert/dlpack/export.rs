@@ -56,7 +56,7 @@ unsafe extern "C" fn delete_unconsumed_legacy(cap: *mut ffi::PyObject) {
 
 /// A DLPack capsule sharing the Tensor's memory (and holding a reference).
 #[pyfunction]
-pub fn tensor_to_dlpack(py: Python<'_>, t: &Bound<'_, PyAny>, versioned: bool) -> PyResult<PyObject> {
+pub fn tensor_to_dlpack(py: Python<'_>, t: &Bound<'_, PyAny>, versioned: bool) -> PyResult<Py<PyAny>> {
     let h = tensor_handle(t)?;
     // SAFETY: a live Tensor; the capsule owns the managed tensor until consumed.
     unsafe {
@@ -91,7 +91,7 @@ pub fn tensor_to_dlpack(py: Python<'_>, t: &Bound<'_, PyAny>, versioned: bool) -
             }
             return Err(err);
         }
-        Ok(PyObject::from_owned_ptr(py, cap))
+        Ok(Bound::from_owned_ptr(py, cap).unbind())
     }
 }
 

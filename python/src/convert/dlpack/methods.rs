@@ -21,7 +21,7 @@ use std::sync::OnceLock;
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyString, PyType};
 
 use super::entry_points::tensor_device;
@@ -30,7 +30,7 @@ use crate::convert::error_bridge::result_into_ptr;
 
 /// `__dlpack__`'s keywords; `max_version` first (the one read here).
 const KEYWORD_NAMES: [&str; 4] = ["max_version", "stream", "dl_device", "copy"];
-static KEYWORDS: GILOnceCell<[Py<PyString>; 4]> = GILOnceCell::new();
+static KEYWORDS: PyOnceLock<[Py<PyString>; 4]> = PyOnceLock::new();
 
 /// The Python fallback for requests the native path does not cover.
 static CHECKED: OnceLock<Py<PyAny>> = OnceLock::new();
@@ -71,7 +71,7 @@ unsafe extern "C" fn dlpack(
 ) -> *mut ffi::PyObject {
     // SAFETY: per the module's invariants (GIL held, vectorcall layout).
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         let t = Bound::from_borrowed_ptr(py, slf);
         let nargs = ffi::PyVectorcall_NARGS(nargs as usize);
         if nargs != 0 {
@@ -120,7 +120,7 @@ unsafe extern "C" fn dlpack(
 unsafe extern "C" fn dlpack_device(slf: *mut ffi::PyObject, _unused: *mut ffi::PyObject) -> *mut ffi::PyObject {
     // SAFETY: per the module's invariants.
     unsafe {
-        let py = Python::assume_gil_acquired();
+        let py = Python::assume_attached();
         let t = Bound::from_borrowed_ptr(py, slf);
         result_into_ptr(py, tensor_device(&t).and_then(|d| Ok(d.into_pyobject(py)?.into_any().unbind())))
     }

@@ -22,7 +22,7 @@ use std::ptr;
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::sync::GILOnceCell;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::PyTuple;
 use tether_sys::abi::{type_index as ti, TVMFFIObject};
 use tether_sys::dlpack::{DLManagedTensor, DLManagedTensorVersioned};
@@ -80,13 +80,33 @@ struct TensorType {
 }
 
 #[cfg(not(Py_GIL_DISABLED))]
-static TENSOR_TYPE: pyo3::sync::GILProtected<std::cell::Cell<TensorType>> = pyo3::sync::GILProtected::new(
-    std::cell::Cell::new(TensorType { tp: 0, tag: 0, api: ptr::null(), method: ptr::null_mut(), ndarray: false }),
-);
+static TENSOR_TYPE: GilCell = GilCell(std::cell::Cell::new(TensorType {
+    tp: 0,
+    tag: 0,
+    api: ptr::null(),
+    method: ptr::null_mut(),
+    ndarray: false,
+}));
 
-// SAFETY: read and written only with the GIL held (GILProtected).
+/// The memo's storage, reached only through [`GilCell::get`], which takes
+/// the token of a thread attached to the interpreter: on a GIL build that
+/// thread holds the GIL, so one thread at a time reads or writes the entry.
 #[cfg(not(Py_GIL_DISABLED))]
-unsafe impl Send for TensorType {}
+struct GilCell(std::cell::Cell<TensorType>);
+
+// SAFETY: the cell is only reached through `get`, with the GIL held (see
+// the type), which serialises every access; the entry's pointers are the
+// memo's own (a strong reference, an exchange table that lives for good).
+#[cfg(not(Py_GIL_DISABLED))]
+unsafe impl Sync for GilCell {}
+
+#[cfg(not(Py_GIL_DISABLED))]
+impl GilCell {
+    #[inline]
+    fn get(&self, _py: Python<'_>) -> &std::cell::Cell<TensorType> {
+        &self.0
+    }
+}
 
 impl TensorTypeMemo {
     /// `obj`'s type and its version tag, if the tag is valid.
@@ -477,7 +497,7 @@ fn export_through(
     }
     // `obj.__dlpack__(max_version=(1, 3))` by vectorcall, with the keyword
     // names and the version made once: no kwargs dict per call.
-    static KW: GILOnceCell<(Py<PyTuple>, Py<PyTuple>)> = GILOnceCell::new();
+    static KW: PyOnceLock<(Py<PyTuple>, Py<PyTuple>)> = PyOnceLock::new();
     // The keyword name is interned: NumPy's argument parser (and
     // CPython's) matches interned names by identity and compares strings
     // only when that fails.
