@@ -6,6 +6,7 @@
 #   make fuzz       libFuzzer targets (cargo-fuzz, nightly), FUZZ_SECONDS each
 #   make test-asan  Python suite over an ASan/UBSan build of the core
 #   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
+#   make test-pythons  the Python suite on each supported CPython (3.9-3.15, 3.13t, 3.14t)
 #   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, cargo-bazel, workflow, flake evaluation
 
 CARGO  ?= cargo
@@ -17,7 +18,7 @@ PY     := $(VENV)/bin/python
 PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
-	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
+	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-pythons test-tsan \
 	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients
 
 all: build
@@ -44,7 +45,7 @@ VENV_STAMP := $(VENV)/.tether-test-deps
 
 $(VENV_STAMP): Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest nanobind mypy numpy matplotlib ninja cmake "$(PEER)"
+	$(PY) -m pip install --quiet --upgrade "maturin>=1.16,<2" pytest nanobind mypy numpy matplotlib ninja cmake "$(PEER)"
 	touch $@
 
 python: $(VENV_STAMP)
@@ -492,11 +493,23 @@ FT_PY   := $(FT_VENV)/bin/python
 
 test-freethreaded:
 	test -x $(FT_PY) || $$(tools/freethreaded/build_python.sh) -m venv $(FT_VENV)
-	$(FT_PY) -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest numpy
+	$(FT_PY) -m pip install --quiet --upgrade "maturin>=1.16,<2" pytest numpy
 	PATH="$(FT_VENV)/bin:$$PATH" $(FT_PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 	$(FT_PY) -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is enabled"'
 	cd tests/python && $(FT_PY) -m pytest -q -p no:cacheprovider
 	cd tests/python && $(FT_PY) ../freethreaded/stress.py
+
+# Every supported CPython (tools/pythons/run.py): 3.9-3.13 found on PATH or
+# under pyenv, 3.13t from build_python.sh, 3.14, 3.14t and 3.15 built once
+# from Debian's source packages (tools/pythons/build_cpython.sh, needs root
+# for apt-get); on each, in its own venv under $(TARGET)/pythons, the Python
+# suite (its tying files counted apart) and, on free-threaded builds, the
+# stress test; prints one row per version and fails when any version is
+# missing or fails. PYTHONS picks the versions. Separate from `make test`.
+PYTHONS ?= 3.9,3.10,3.11,3.12,3.13,3.13t,3.14,3.14t,3.15
+
+test-pythons:
+	$(PYTHON) tools/pythons/run.py --versions $(PYTHONS) --out $(TARGET)/pythons
 
 # ThreadSanitizer over the free-threaded build (tools/freethreaded/test_tsan.sh):
 # CPython 3.13 built with --disable-gil --with-thread-sanitizer (clang) once

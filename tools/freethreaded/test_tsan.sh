@@ -38,7 +38,7 @@ export TSAN_OPTIONS="exitcode=0 report_bugs=0"
 log "the TSan interpreter (built once into the cache)"
 python=$("$root/tools/freethreaded/build_python.sh" --tsan)
 test -x "$vpy" || "$python" -m venv "$venv"
-"$vpy" -m pip install --quiet --upgrade "maturin>=1.7,<2" pytest
+"$vpy" -m pip install --quiet --upgrade "maturin>=1.16,<2" pytest
 
 log "tether's core and extension, instrumented"
 # Nightly once (not updated here, so the instrumentation does not change

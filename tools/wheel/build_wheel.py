@@ -32,7 +32,7 @@ import zipfile
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 POLICY = "manylinux_2_28"
 GLIBC = "2.28"
-TOOLS = ["maturin>=1.7,<2", "ziglang==0.13.0", "cargo-zigbuild==0.20.1", "auditwheel==6.8.2"]
+TOOLS = ["maturin>=1.16,<2", "ziglang==0.13.0", "cargo-zigbuild==0.20.1", "auditwheel==6.8.2"]
 # The suite files a wheel must pass in a fresh environment: every file
 # that needs no build tools or peer library beside the wheel.
 SUITE_NEEDS = ["pytest", "numpy"]
