@@ -47,6 +47,7 @@ impl<'a> Binding<'a> {
     ///
     /// # Safety
     /// `h` is live; the GIL is held when the binding may be a side-table entry.
+    #[inline]
     pub unsafe fn of(h: *mut TVMFFIObject) -> Self {
         // SAFETY: per the caller; `is_ours` reads the header only when the
         // core's marker says there is one.
@@ -59,6 +60,7 @@ impl<'a> Binding<'a> {
         }
     }
 
+    #[inline]
     pub fn load(&self) -> usize {
         match self {
             Binding::Word(w) => w.load(Ordering::Acquire),
@@ -68,6 +70,7 @@ impl<'a> Binding<'a> {
 
     /// Replace `current` with `new`; `Err(actual)` when the word is not `current`.
     #[cfg_attr(not(Py_GIL_DISABLED), allow(dead_code))]
+    #[inline]
     pub fn compare_exchange(&self, current: usize, new: usize) -> Result<usize, usize> {
         match self {
             Binding::Word(w) => w.compare_exchange(current, new, Ordering::AcqRel, Ordering::Acquire),
@@ -76,6 +79,7 @@ impl<'a> Binding<'a> {
         }
     }
 
+    #[inline]
     pub fn store(&self, new: usize) {
         match self {
             Binding::Word(w) => w.store(new, Ordering::Release),
@@ -84,6 +88,7 @@ impl<'a> Binding<'a> {
         }
     }
 
+    #[inline]
     pub fn is_side(&self) -> bool {
         matches!(self, Binding::Side(_))
     }
@@ -92,6 +97,7 @@ impl<'a> Binding<'a> {
     /// (without [`LOCK`](super::binding_word::LOCK)) and releases the binding unchanged when dropped.
     /// Nothing may call Python code or drop a handle reference while it is
     /// held (either may come back to this binding).
+    #[inline]
     pub fn lock(&self) -> Locked<'_, 'a> {
         #[cfg(Py_GIL_DISABLED)]
         {
@@ -120,11 +126,13 @@ pub struct Locked<'b, 'a> {
 
 impl Locked<'_, '_> {
     /// The state when the binding was taken.
+    #[inline]
     pub fn word(&self) -> usize {
         self.word
     }
 
     /// Store the next state and release the binding in one write.
+    #[inline]
     pub fn publish(mut self, new: usize) {
         self.held = false;
         self.binding.store(new);
@@ -132,6 +140,7 @@ impl Locked<'_, '_> {
 }
 
 impl Drop for Locked<'_, '_> {
+    #[inline]
     fn drop(&mut self) {
         // With the GIL nothing was taken; free-threaded, restore the word.
         if cfg!(Py_GIL_DISABLED) && self.held {
