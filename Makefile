@@ -18,7 +18,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-tsan \
-	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients
+	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients docs docs-check
 
 all: build
 
@@ -402,6 +402,31 @@ lint-entry-points: build python
 	    -o $(TARGET)/bazel_consumer/shape_registry_test
 	$(TARGET)/bazel_consumer/shape_registry_test
 	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
+
+# The documentation site (docs/, Sphinx + MyST, pinned in
+# docs/requirements.txt and installed into .venv): every code block of its
+# pages and README.md's Python examples run first (tests/docs), then the
+# site builds with warnings as errors into $(TARGET)/docs, with the crates'
+# rustdoc copied in under rustdoc/. `make docs-check` opens it in headless
+# Chromium (Debian's package, installed when missing, as root) and fails on
+# a broken internal link, a missing image or a console error; screenshots
+# go to $(TARGET)/docs-check (tools/docs/check_site.py).
+DOCS_STAMP := $(VENV)/.tether-docs-deps
+
+$(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
+	$(PY) -m pip install --quiet -r docs/requirements.txt
+	touch $@
+
+docs: build python $(DOCS_STAMP)
+	cd tests/docs && $(PY) -m pytest -q -p no:cacheprovider
+	$(CARGO) doc --no-deps -p tether-core -p tether-sys -p tether-testing
+	rm -rf $(TARGET)/docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs $(TARGET)/docs
+	cp -r $(TARGET)/doc $(TARGET)/docs/rustdoc
+
+docs-check: docs
+	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(PY) tools/docs/check_site.py $(TARGET)/docs $(TARGET)/docs-check
 
 # Layering, in `lint`: import-linter's contracts (tools/layering/importlinter.ini)
 # hold python/tether to one direction, down to core, with no import circle
