@@ -36,6 +36,7 @@ myst_heading_anchors = 3
 html_theme = "alabaster"
 html_static_path = ["_static"]
 html_title = "tether"
+html_favicon = "_static/favicon.svg"
 html_theme_options = {
     "description": "one Python wrapper per native object, on TVM-FFI's C ABI",
     "fixed_sidebar": True,
