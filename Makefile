@@ -422,7 +422,7 @@ docs: build python $(DOCS_STAMP)
 	$(CARGO) doc --no-deps -p tether-core -p tether-sys -p tether-testing
 	rm -rf $(TARGET)/docs
 	$(PY) -m sphinx -W --keep-going -q -b html docs $(TARGET)/docs
-	cp -r $(TARGET)/doc $(TARGET)/docs/rustdoc
+	$(PY) tools/docs/rustdoc_into_site.py $(TARGET)/doc $(TARGET)/docs/rustdoc
 
 docs-check: docs
 	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
