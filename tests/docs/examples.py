@@ -40,14 +40,15 @@ FILE_LINE = re.compile(r"^\s*(?://|/\*|#)\s*file:\s*(?P<name>[\w.\-/]+)")
 @dataclass
 class Block:
     page: Path
-    line: int
+    line: int  # the opening fence's line, from 1
     lang: str
     flags: list
     text: str
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        page = self.page.relative_to(ROOT) if ROOT in self.page.parents else self.page
+        return f"{page}:{self.line}"
 
 
 def blocks(page: Path) -> list:

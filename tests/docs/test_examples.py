@@ -49,7 +49,7 @@ def test_extractor_reads_fences(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     got = [(b.lang, b.flags, b.line) for b in examples.blocks(page)]
-    assert got == [("python", [], 4), ("sh", ["norun"], 8), ("cpp", [], 18)]
+    assert got == [("python", [], 3), ("sh", ["norun"], 7), ("cpp", [], 19)]  # fence lines
 
 
 def test_failing_python_block_fails(tmp_path: Path) -> None:
