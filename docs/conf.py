@@ -41,6 +41,9 @@ html_theme_options = {
     "description": "one Python wrapper per native object, on TVM-FFI's C ABI",
     "fixed_sidebar": True,
     "show_relbars": True,
+    "page_width": "1240px",
+    "sidebar_width": "240px",
+    "body_max_width": "none",
 }
 html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
 
