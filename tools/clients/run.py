@@ -302,10 +302,17 @@ def main() -> int:
     ap.add_argument("--peer-headers", action="store_true",
                     help="also run tether with the peer's C++ headers on its include path (reported apart)")
     ap.add_argument("--files", default="", help="comma-separated test file names to run (default: all)")
+    ap.add_argument("--table-only", action="store_true", help="print the table of the last runs (report.json)")
     args = ap.parse_args()
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
     chosen = [c for c in CLIENTS if not args.clients or c.name in args.clients.split(",")]
+    report_path = os.path.join(work, "report.json")
+    if args.table_only:
+        report = json.load(open(report_path)) if os.path.exists(report_path) else {}
+        sides = ["peer", "tether"] + (["tether+headers"] if args.peer_headers else [])
+        print_table(chosen, report, sides, work)
+        return 0
     runnable = [c for c in chosen if not c.not_run]
     requirements = sorted({r for c in runnable for r in c.requirements})
     wheel = os.path.abspath(args.tether_wheel) if args.tether_wheel else build_tether_wheel(work)
@@ -313,7 +320,6 @@ def main() -> int:
            "tether": ensure_venv(work, "tether", requirements, wheel)}
     sides = ["peer", "tether"] + (["tether+headers"] if args.peer_headers else [])
     include = peer_include(work) if args.peer_headers else None
-    report_path = os.path.join(work, "report.json")
     report = json.load(open(report_path)) if os.path.exists(report_path) else {}
     only = set(filter(None, args.files.split(",")))
     for c in runnable:
