@@ -483,6 +483,7 @@ $(CARGO_BAZEL):
 lint-bazel: $(LINT_STAMP) $(CARGO_BAZEL)
 	$(PY) tools/bazel/crate_universe.py --cargo-bazel $(CARGO_BAZEL) --out $(TARGET)/crate_universe \
 	    $(if $(UPDATE_LOCKS),--update-locks)
+	CARGO_BAZEL=$(CARGO_BAZEL) $(PY) -m pytest -q -p no:cacheprovider tools/bazel/test_crate_universe.py
 
 # The GitHub workflow's steps as each runner system runs them (shells, MSYS
 # path conversion, Bazel's output root on Windows).
