@@ -68,6 +68,7 @@ class Module:
     tags: list = field(default_factory=list)     # (extension key, tag, attributes) of MODULE.bazel
     injected: dict = field(default_factory=dict)  # extension key -> repos given to it by inject_repo
     platform: str | None = None                  # the OS selects were resolved for (None: all branches)
+    bazel_compatibility: list = field(default_factory=list)  # module(bazel_compatibility = ...)
 
 
 def list_files(root: str, exclude_roots: list[str]) -> list[str]:
@@ -118,6 +119,10 @@ class Evaluator:
         package = self.package if package is None else package
         if label.startswith("@@"):
             label = label[1:]
+            # A Bazel 8 canonical name of a module's repository: `<module>+`.
+            repo, sep, rest = label[1:].partition("//")
+            if sep and repo.endswith("+") and "+" not in repo[:-1]:
+                label = f"@{repo[:-1]}//{rest}"
         if label.startswith("@"):
             repo, _, rest = label[1:].partition("//")
             if not _:
@@ -327,6 +332,7 @@ class Evaluator:
 
         def module(name="", version="", compatibility_level=0, repo_name="", bazel_compatibility=[]):
             self.mod.name = name
+            self.mod.bazel_compatibility = list(bazel_compatibility)
 
         def bazel_dep(name, version="", repo_name=None, dev_dependency=False, max_compatibility_level=-1):
             self.mod.repos[repo_name or name] = "dep"

@@ -10,7 +10,8 @@ Each function checks one class of defect and returns problem lines:
 * extension_label_problems: labels that a module extension writes verbatim
   into the repositories it generates (crate annotations' string lists) are
   resolved there, with the extension's repository mapping: a repository of
-  this module is visible only when `inject_repo` gives it to the extension.
+  this module is not visible there (`inject_repo` helps only while this
+  module is the root), so it is named by its canonical name.
 * make_variable_problems: Bazel's make-variable expansion of every attribute
   it expands: a `$` must start `$$`, `$(...)` or (in genrule commands) `$@`,
   `$<`, `$^`.
@@ -244,9 +245,26 @@ RULES_RUST_VISIBLE = {
 _APPARENT = re.compile(r"(?<![@\w])@([A-Za-z0-9_.+-]+)//")
 
 
-def visible_to_crate_extension(repo: str, hubs: set[str], injected: set[str]) -> bool:
-    return (repo in RULES_RUST_VISIBLE or repo in injected or repo in hubs
-            or any(repo.startswith(h + "__") for h in hubs))
+_CANONICAL = re.compile(r"@@([A-Za-z0-9_.-]+)\+//")
+
+
+def visible_to_crate_extension(repo: str, hubs: set[str], injected: set[str] = frozenset()) -> bool:
+    """Whether the crate extension's repositories see @repo wherever this
+    module is used. `inject_repo` counts only when this module is the root
+    (Bazel ignores it in a dependency's MODULE.bazel), so it is not enough
+    for a module others depend on: `injected` is accepted for reporting
+    only."""
+    return repo in RULES_RUST_VISIBLE or repo in hubs or any(repo.startswith(h + "__") for h in hubs)
+
+
+def _bazel8(mod) -> bool:
+    """module(bazel_compatibility) admits no Bazel before 8, whose canonical
+    repository names are `<module>+` (Bazel 7: `<module>~`)."""
+    for c in mod.bazel_compatibility:
+        m = re.fullmatch(r">=\s*(\d+)(?:\.\d+)*", c.strip())
+        if m and int(m.group(1)) >= 8:
+            return True
+    return False
 
 
 def extension_label_problems(mod) -> list[str]:
@@ -263,13 +281,21 @@ def extension_label_problems(mod) -> list[str]:
                 strings = list(value.values()) if isinstance(value, dict) else [v for v in value if isinstance(v, str)]
             else:
                 continue
+            where = f"MODULE.bazel: crate.annotation({kw.get('crate')}) {attr}: '{{}}'"
             for s in strings:
                 for repo in _APPARENT.findall(s):
-                    if not visible_to_crate_extension(repo, hubs, injected):
-                        problems.append(
-                            f"MODULE.bazel: crate.annotation({kw.get('crate')}) {attr}: '{s}' names @{repo}, which "
-                            "the crate extension's repositories cannot see (add inject_repo(crate, "
-                            f"\"{repo}\"))")
+                    if visible_to_crate_extension(repo, hubs):
+                        continue
+                    why = ("is given to the extension by inject_repo, which Bazel ignores when this module is "
+                           "a dependency") if repo in injected else "the crate extension's repositories cannot see"
+                    problems.append(where.format(s) + f" names @{repo}, which {why}; name it by its canonical "
+                                    f"name @@{repo}+// (with module(bazel_compatibility = [\">=8.0.0\"]))")
+                for repo in _CANONICAL.findall(s):
+                    if mod.repos.get(repo) != "dep":
+                        problems.append(where.format(s) + f" names @@{repo}+, but {repo} is no bazel_dep of the module")
+                    elif not _bazel8(mod):
+                        problems.append(where.format(s) + f" names @@{repo}+, a Bazel 8 canonical name, but "
+                                        "module(bazel_compatibility) admits older Bazel")
     return problems
 
 

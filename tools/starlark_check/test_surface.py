@@ -124,10 +124,24 @@ def test_string_label_of_this_module_not_visible_to_the_extension(tmp_path):
              "Cargo.lock": '[[package]]\nname = "pyo3-ffi"\n', "BUILD.bazel": 'exports_files(["Cargo.toml", "Cargo.lock"])\n'}
     mod, _ = evaluate(tmp_path, files)
     found = surface.extension_label_problems(mod)
-    assert len(found) == 1 and "@rules_rust_pyo3" in found[0] and "inject_repo" in found[0], found
+    assert len(found) == 1 and "@rules_rust_pyo3" in found[0] and "cannot see" in found[0], found
+    # inject_repo holds only while the module is the root: still reported.
     files["MODULE.bazel"] = ANNOTATION_MODULE + 'inject_repo(crate, "rules_rust_pyo3")\n'
     mod, _ = evaluate(tmp_path, files)
+    found = surface.extension_label_problems(mod)
+    assert len(found) == 1 and "inject_repo" in found[0] and "dependency" in found[0], found
+    # The canonical name, with Bazel 8's naming guaranteed.
+    canonical = ANNOTATION_MODULE.replace('"@rules_rust_pyo3//:current_pyo3_toolchain", "@crates',
+                                          '"@@rules_rust_pyo3+//:current_pyo3_toolchain", "@crates')
+    files["MODULE.bazel"] = canonical
+    mod, _ = evaluate(tmp_path, files)
+    found = surface.extension_label_problems(mod)
+    assert len(found) == 1 and "admits older Bazel" in found[0], found
+    files["MODULE.bazel"] = canonical.replace('module(name = "m", version = "0.1.0")',
+                                              'module(name = "m", version = "0.1.0", bazel_compatibility = [">=8.0.0"])')
+    mod, _ = evaluate(tmp_path, files)
     assert surface.extension_label_problems(mod) == []
+    assert not any("rules_rust_pyo3" in p for p in mod.problems)   # the canonical label resolves
 
 
 def test_generated_build_files_against_the_extension_mapping(tmp_path):
@@ -136,7 +150,6 @@ def test_generated_build_files_against_the_extension_mapping(tmp_path):
     found = surface.generated_build_problems(str(tmp_path), {"crates"}, set())
     assert found == ["BUILD.pyo3-ffi-0.23.5.bazel: names @rules_rust_pyo3, which the crate extension's "
                      "repositories cannot see"]
-    assert surface.generated_build_problems(str(tmp_path), {"crates"}, {"rules_rust_pyo3"}) == []
 
 
 # -- make variables ---------------------------------------------------------------
