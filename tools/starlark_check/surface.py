@@ -12,6 +12,8 @@ Each function checks one class of defect and returns problem lines:
   resolved there, with the extension's repository mapping: a repository of
   this module is not visible there (`inject_repo` helps only while this
   module is the root), so it is named by its canonical name.
+* hub_name_problems: crate hubs named after the module, since crate_universe
+  refuses two modules' hubs of one name (a consumer's `crates`).
 * make_variable_problems: Bazel's make-variable expansion of every attribute
   it expands: a `$` must start `$$`, `$(...)` or (in genrule commands) `$@`,
   `$<`, `$^`.
@@ -150,8 +152,8 @@ def splice_problems(root: str, tags: list) -> list[str]:
 # splice: the manifest whose registry dependencies the specs repeat, and the
 # Cargo lock whose versions the hub's own (Bazel) lock must keep.
 SPEC_SOURCES = {
-    "crates_python": ("python/Cargo.toml", "python/Cargo.lock"),
-    "crates_fuzz": ("rust/fuzz/Cargo.toml", "rust/fuzz/Cargo.lock"),
+    "tether_crates_python": ("python/Cargo.toml", "python/Cargo.lock"),
+    "tether_crates_fuzz": ("rust/fuzz/Cargo.toml", "rust/fuzz/Cargo.lock"),
 }
 
 
@@ -296,6 +298,22 @@ def extension_label_problems(mod) -> list[str]:
                     elif not _bazel8(mod):
                         problems.append(where.format(s) + f" names @@{repo}+, a Bazel 8 canonical name, but "
                                         "module(bazel_compatibility) admits older Bazel")
+    return problems
+
+
+def hub_name_problems(mod) -> list[str]:
+    """crate_universe fails when two modules of a build define hubs of the
+    same name (extensions.bzl: "Defined two crate universes with the same
+    name in different MODULE.bazel files"): a module others depend on names
+    its hubs after itself (and may use them under shorter names)."""
+    problems = []
+    for ext_key, tag, kw in mod.tags:
+        if ext_key == CRATE_EXT and tag in ("from_cargo", "from_specs"):
+            name = kw.get("name", "crates")
+            if mod.name and not name.startswith(mod.name + "_"):
+                problems.append(f"MODULE.bazel: crate.{tag} '{name}': a consumer's hub of the same name fails "
+                                f"crate_universe; name it {mod.name}_{name} (use_repo(crate, {name} = "
+                                f"\"{mod.name}_{name}\") keeps @{name} here)")
     return problems
 
 
@@ -767,6 +785,7 @@ def run(root: str, main_mod, files: list[str]) -> list[str]:
     problems += splice_problems(root, main_mod.tags)
     problems += spec_problems(root, main_mod.tags)
     problems += extension_label_problems(main_mod)
+    problems += hub_name_problems(main_mod)
     problems += make_variable_problems(main_mod)
     problems += constraint_problems(ev, main_mod)
     problems += external_include_problems(ev, main_mod, load_bcr_facts())

@@ -341,3 +341,28 @@ def test_repository_has_no_surface_problem():
     files = check.list_files(root, check.nested_module_roots(check.list_files(root, [])))
     mod = check.check_module(root)
     assert surface.run(root, mod, files) == []
+
+
+# -- hub names across modules ----------------------------------------------------------
+
+
+def test_hub_names_are_the_modules_and_aliases_resolve(tmp_path):
+    module = MODULE_HEAD + """
+crate = use_extension("@rules_rust//crate_universe:extensions.bzl", "crate")
+crate.from_cargo(name = "{hub}", cargo_lockfile = "//:Cargo.lock", manifests = ["//:Cargo.toml"])
+use_repo(crate, crates = "{hub}")
+"""
+    files = {"Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\n',
+             "Cargo.lock": '[[package]]\nname = "libc"\nversion = "0.2.1"\n',
+             "BUILD.bazel": 'exports_files(["Cargo.toml", "Cargo.lock"])\nfilegroup(name = "f", srcs = '
+                            '["@crates//:libc", "@crates//:nothere"])\n',
+             "MODULE.bazel": module.format(hub="crates")}
+    mod, _ = evaluate(tmp_path, files)
+    found = surface.hub_name_problems(mod)
+    assert len(found) == 1 and "name it m_crates" in found[0], found
+    files["MODULE.bazel"] = module.format(hub="m_crates")
+    mod, _ = evaluate(tmp_path, files)
+    assert surface.hub_name_problems(mod) == []
+    # Labels through the short name are checked against the hub's lock file.
+    assert [p for p in mod.problems if "@crates//" in p] == [
+        "BUILD.bazel: label @crates//:nothere: 'nothere' is not in the lock file of @crates"]
