@@ -74,3 +74,14 @@ def test_unknown_language_fails(tmp_path: Path) -> None:
     page.write_text("```fortran\nprint *, 1\n```\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="neither run nor marked norun"):
         examples.run_page(page, tmp_path)
+
+
+def test_readme_relative_links_resolve() -> None:
+    """README.md's relative links (into docs/, mostly) name files that exist."""
+    import re
+
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    relative = [u.split("#")[0] for u in links if "://" not in u and not u.startswith("#") and u.split("#")[0]]
+    missing = [u for u in relative if not (README.parent / u).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"
