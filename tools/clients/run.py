@@ -108,7 +108,7 @@ CLIENTS = (
     ),
     Client(
         "jax-tvm-ffi",
-        ("jax-tvm-ffi==0.1.3", "jax", "pytest"),
+        ("jax-tvm-ffi==0.1.3", "jax", "pytest", "ninja"),
         Sdist("jax-tvm-ffi", "jax_tvm_ffi-0.1.3.tar.gz",
               "e85813d8936f0932b429e01535cc31d5ef20a3a4e66e3cca7cada1d25804fed1"),
         tests="tests",
@@ -122,6 +122,8 @@ CLIENTS = (
         tests="tests/python",
         files=("test_optional_torch_c_dlpack.py", "test_dlpack_exchange_api.py",
                "test_container_dlpack_conversion.py"),
+        # Its pytest configuration asks for pytest-xdist (-n): one file per process here instead.
+        pytest_args=("-o", "addopts="),
     ),
     Client("apache-tvm-ffi-orcjit", ("apache-tvm-ffi-orcjit==0.1.3",), None,
            not_run="its tests are published only in its source repository (no sdist on the index)"),
@@ -237,9 +239,11 @@ def peer_include(work: str) -> str:
 
 # ---- running -----------------------------------------------------------------
 
-def side_env(side: str, include: str | None) -> dict:
+def side_env(side: str, py: str, include: str | None) -> dict:
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("TETHER_", "VIRTUAL_ENV", "PYTHONPATH", "TVM_FFI_"))}
+    # The environment's scripts (ninja, which tvm_ffi.cpp builds with) first.
+    env["PATH"] = os.path.dirname(py) + os.pathsep + env.get("PATH", "")
     # Nothing here reaches the Hugging Face hub: fail fast, the same on both sides.
     env.update(HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", XGRAMMAR_TEST_OFFLINE="1",
                CUDA_VISIBLE_DEVICES="", PYTHONDONTWRITEBYTECODE="1")
@@ -329,7 +333,7 @@ def main() -> int:
             if side == "tether+headers" and not c.needs_headers:
                 continue
             py = pys["tether" if side.startswith("tether") else "peer"]
-            env = side_env(side, include if side == "tether+headers" else None)
+            env = side_env(side, py, include if side == "tether+headers" else None)
             results = entry.setdefault(side, {})
             for f in test_files(c, root):
                 if only and os.path.basename(f) not in only:
