@@ -2,7 +2,7 @@
 
 The header is tether's own description of TVM-FFI's C ABI; its sections are
 marked ``/* ---- name ---- */`` and each declaration is preceded by the
-comment that documents it. The directive renders each section as a rubric,
+comment that documents it. The directive renders each section as a section,
 each comment as text and each declaration as a C block, with an anchor
 ``c-<Name>`` for every function, type and macro it declares, so the site
 always shows the header as it is built.
