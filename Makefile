@@ -19,7 +19,7 @@ PYTHON ?= python3
 
 .PHONY: all build demo lint lint-buildifier lint-starlark lint-bazel lint-workflow lint-nix lint-entry-points lint-layers lint-layers-core test test-rust test-c test-symbols \
 	test-conformance-cpp test-upstream-cpp test-upstream-py test-tvm test-cmake test-upstream-tensor test-upstream-modules test-cpp test-cxx-bridge cpp-toolchains test-python test-freethreaded test-pythons test-tsan \
-	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients
+	python sanitize fuzz test-asan clean bench bench-quick bench-tvm wheel test-clients docs docs-check
 
 all: build
 
@@ -310,12 +310,20 @@ fuzz:
 	done; \
 	test -z "$$failed" || { echo "fuzz targets that failed:$$failed"; exit 1; }
 
-# The Python suite over an AddressSanitizer build of the core and the
-# testing library (nightly -Zsanitizer=address; their C++ shims compiled by
-# clang with -fsanitize=address,undefined), swapped into a copy of the
-# installed package in target/asan/site that PYTHONPATH puts first; the
-# extension itself is the installed one. CPython is not instrumented, so
-# clang's shared ASan runtime (which carries UBSan's handlers) is preloaded.
+# The Python suite over an AddressSanitizer build of the core, the testing
+# library and the extension `_ffi` (nightly -Zsanitizer=address; their C
+# and C++ files compiled by clang with -fsanitize=address,undefined), all
+# built from one copy of the working tree in target/asan/src (the
+# extension's build script writes the libraries it links into its source
+# package folder, which must not be the checkout's: a later `make python`
+# would ship them), and put with that package folder over a copy of the
+# installed package in target/asan/site, which PYTHONPATH puts first. The
+# check after the build fails when a library is not instrumented. The
+# installed libtvm_ffi.so stays: it is a filter library whose placeholders
+# bear the core's symbol names (nothing in it runs), which ASan's
+# one-definition check would report against the core's own definitions.
+# CPython is not instrumented, so clang's shared ASan runtime (which
+# carries UBSan's handlers) is preloaded.
 # detect_leaks=0: CPython keeps interned objects and arenas alive at exit by
 # design, and LeakSanitizer would report those, not tether's memory (the
 # Rust suites under `make sanitize` and the fuzz targets check leaks).
@@ -352,15 +360,27 @@ ASAN_ENV   := PYTHONPATH=$(ASAN_SITE) LD_PRELOAD=$(ASAN_RT) LD_BIND_NOW=1 TETHER
               TETHER_LOAD_DEEPBIND=0 ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:symbolize=0 \
               UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
+ASAN_SRC   := $(ASAN_DIR)/src
+ASAN_LIBS  := $(ASAN_DIR)/x86_64-unknown-linux-gnu/release
+ASAN_BUILD := CC=clang CXX=clang++ CFLAGS="-fsanitize=address,undefined" CXXFLAGS="-fsanitize=address,undefined" \
+              RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly build --release --lib --target x86_64-unknown-linux-gnu
+
 test-asan: $(VENV_STAMP)
 	test -d $(VENV)/lib/python*/site-packages/tether || $(MAKE) python
-	CC=clang CXX=clang++ CFLAGS="-fsanitize=address,undefined" CXXFLAGS="-fsanitize=address,undefined" \
-	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly build --release -p tether-core -p tether-testing --lib \
-	    --target x86_64-unknown-linux-gnu --target-dir $(ASAN_DIR)
+	rm -rf $(ASAN_SRC) && mkdir -p $(ASAN_SRC)/target
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - | tar -xf - -C $(ASAN_SRC)
+	ln -s $(TARGET)/upstream $(ASAN_SRC)/target/upstream
+	cd $(ASAN_SRC) && $(ASAN_BUILD) -p tether-core -p tether-testing --target-dir $(ASAN_DIR)
+	cd $(ASAN_SRC) && TETHER_CORE_LIB_DIR=$(ASAN_LIBS) PYO3_PYTHON=$(PY) \
+	    $(ASAN_BUILD) --manifest-path python/Cargo.toml --target-dir $(ASAN_DIR)/ext
 	rm -rf $(ASAN_SITE) $(ASAN_DIR)/junit && mkdir -p $(ASAN_SITE) $(ASAN_DIR)/junit
 	cp -r $$($(PY) -c 'import os, tether; print(os.path.dirname(tether.__file__))') $(ASAN_SITE)/tether
-	cp $(ASAN_DIR)/x86_64-unknown-linux-gnu/release/libtether_core.so \
-	    $(ASAN_DIR)/x86_64-unknown-linux-gnu/release/libtether_testing.so $(ASAN_SITE)/tether/
+	tar -C $(ASAN_SRC)/python/tether --exclude=libtvm_ffi.so -cf - . | tar -xf - -C $(ASAN_SITE)/tether
+	cp $(ASAN_DIR)/ext/x86_64-unknown-linux-gnu/release/lib_ffi.so \
+	    $(ASAN_SITE)/tether/_ffi$$($(PY) -c 'import sysconfig; print(sysconfig.get_config_var("EXT_SUFFIX"))')
+	for lib in $(ASAN_SITE)/tether/_ffi*.so $(ASAN_SITE)/tether/libtether_core.so $(ASAN_SITE)/tether/libtether_testing.so; do \
+	    nm -D --undefined-only $$lib | grep -q ' __asan_report_load8$$' || { echo "$$lib is not instrumented"; exit 1; }; \
+	done
 	cd tests/python && failed=; n=0; for t in $(ASAN_TESTS); do \
 	    n=$$((n + 1)); \
 	    $(ASAN_ENV) $(PY) -m pytest -q -p no:cacheprovider --junitxml=$(ASAN_DIR)/junit/$$n.xml $$t \
@@ -403,6 +423,31 @@ lint-entry-points: build python
 	    -o $(TARGET)/bazel_consumer/shape_registry_test
 	$(TARGET)/bazel_consumer/shape_registry_test
 	cd $(TARGET) && $(PY) $(CURDIR)/tools/bazel/pytest_main.py $(CURDIR)/tests/python/test_api.py
+
+# The documentation site (docs/, Sphinx + MyST, pinned in
+# docs/requirements.txt and installed into .venv): every code block of its
+# pages and README.md's Python examples run first (tests/docs), then the
+# site builds with warnings as errors into $(TARGET)/docs, with the crates'
+# rustdoc copied in under rustdoc/. `make docs-check` opens it in headless
+# Chromium (Debian's package, installed when missing, as root) and fails on
+# a broken internal link, a missing image or a console error; screenshots
+# go to $(TARGET)/docs-check (tools/docs/check_site.py).
+DOCS_STAMP := $(VENV)/.tether-docs-deps
+
+$(DOCS_STAMP): docs/requirements.txt $(VENV_STAMP)
+	$(PY) -m pip install --quiet -r docs/requirements.txt
+	touch $@
+
+docs: build python $(DOCS_STAMP)
+	cd tests/docs && $(PY) -m pytest -q -p no:cacheprovider
+	$(CARGO) doc --no-deps -p tether-core -p tether-sys -p tether-testing
+	rm -rf $(TARGET)/docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs $(TARGET)/docs
+	$(PY) tools/docs/rustdoc_into_site.py $(TARGET)/doc $(TARGET)/docs/rustdoc
+
+docs-check: docs
+	command -v chromium >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; }
+	$(PY) tools/docs/check_site.py $(TARGET)/docs $(TARGET)/docs-check
 
 # Layering, in `lint`: import-linter's contracts (tools/layering/importlinter.ini)
 # hold python/tether to one direction, down to core, with no import circle
@@ -459,6 +504,7 @@ $(CARGO_BAZEL):
 lint-bazel: $(LINT_STAMP) $(CARGO_BAZEL)
 	$(PY) tools/bazel/crate_universe.py --cargo-bazel $(CARGO_BAZEL) --out $(TARGET)/crate_universe \
 	    $(if $(UPDATE_LOCKS),--update-locks)
+	CARGO_BAZEL=$(CARGO_BAZEL) $(PY) -m pytest -q -p no:cacheprovider tools/bazel/test_crate_universe.py
 
 # The GitHub workflow's steps as each runner system runs them (shells, MSYS
 # path conversion, Bazel's output root on Windows).
@@ -493,7 +539,7 @@ FT_PY   := $(FT_VENV)/bin/python
 
 test-freethreaded:
 	test -x $(FT_PY) || $$(tools/freethreaded/build_python.sh) -m venv $(FT_VENV)
-	$(FT_PY) -m pip install --quiet --upgrade "maturin>=1.16,<2" pytest numpy
+	$(FT_PY) -m pip install --quiet --upgrade --prefer-binary "maturin>=1.16,<2" pytest numpy
 	PATH="$(FT_VENV)/bin:$$PATH" $(FT_PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 	$(FT_PY) -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is enabled"'
 	cd tests/python && $(FT_PY) -m pytest -q -p no:cacheprovider

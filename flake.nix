@@ -17,7 +17,11 @@
       let
         pkgs = import nixpkgs { inherit system; };
         lib = pkgs.lib;
-        python = pkgs.python311;
+        # CPython 3.12: nixpkgs' Hydra builds the package sets of 3.12 and 3.13
+        # (all-packages.nix recurses into those two), so the dev shell's and
+        # the checks' Python packages come from the binary cache instead of
+        # being compiled (3.11's set is not built there).
+        python = pkgs.python312;
         version = "0.1.0";
 
         # The whole repository without version control, build output or local
@@ -36,23 +40,23 @@
         };
 
         # The peer apache-tvm-ffi 0.1.15.post2 (not in nixpkgs), from PyPI's
-        # CPython 3.11 wheels, sha256-pinned. A test dependency only: its
+        # CPython 3.12 wheels, sha256-pinned. A test dependency only: its
         # headers compile the upstream-style kernels and its library shares a
         # process with tether in the coexistence tests; without it about 30
         # Python tests would skip.
         tvmFfiVersion = "0.1.15.post2";
         tvmFfiWheels = {
           x86_64-linux = {
-            url = "https://files.pythonhosted.org/packages/d9/a5/a123483862e34e6b4dbc9f793f3bc780eb69ebcdf3d726b055af2d6e2b07/apache_tvm_ffi-0.1.15.post2-cp311-cp311-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
-            sha256 = "8ecebe749834f6ac0f2693d5964acf9ac75d0bc26e6ba64c46eb7ab00ea50fac";
+            url = "https://files.pythonhosted.org/packages/1c/26/5f33831621f3bb493556ad508ee419ba26e134356ecfdb2ca5415f9bbe5c/apache_tvm_ffi-0.1.15.post2-cp312-cp312-manylinux_2_24_x86_64.manylinux_2_28_x86_64.whl";
+            sha256 = "059eed9bfc94bcd41650fb8eefde74040a1bc7e7b1a6f0a8ff897b02b118875b";
           };
           aarch64-linux = {
-            url = "https://files.pythonhosted.org/packages/ee/34/27243e384ff856e2acea57a452da942a1f772c59fa178ff778bdcccf1024/apache_tvm_ffi-0.1.15.post2-cp311-cp311-manylinux_2_24_aarch64.manylinux_2_28_aarch64.whl";
-            sha256 = "13efa12e3b81add67e40a2b5453203421af55827bd9cecc1fac56efd6e614282";
+            url = "https://files.pythonhosted.org/packages/60/e3/bd80e7c07573ea1423df4c7f527198bac7801bd8e0f962fc1c9530c95690/apache_tvm_ffi-0.1.15.post2-cp312-cp312-manylinux_2_24_aarch64.manylinux_2_28_aarch64.whl";
+            sha256 = "5c807217f134272d6e08ffdeeb9f1b2c1f366e096712b4e47b88ee9103f80113";
           };
           aarch64-darwin = {
-            url = "https://files.pythonhosted.org/packages/50/5e/c2871bbf8bb255cbe0ee45a293423b8055f1ea4903c3f5f72a3c8be97568/apache_tvm_ffi-0.1.15.post2-cp311-cp311-macosx_11_0_arm64.whl";
-            sha256 = "67667334a6db1f9f01cb1117632d13acb557a1e58f6ed3e3a447940c49484bd7";
+            url = "https://files.pythonhosted.org/packages/b2/d1/20a3a9e29f10bb5a2aa8c75a5836063db8895593c8aee22b14461fa37bf4/apache_tvm_ffi-0.1.15.post2-cp312-cp312-macosx_11_0_arm64.whl";
+            sha256 = "258264d149d276ae96edb3aad31d4896248b1a466715c64cf345d7b724e0dd8b";
           };
         };
         apache-tvm-ffi = python.pkgs.buildPythonPackage {

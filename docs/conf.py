@@ -36,10 +36,14 @@ myst_heading_anchors = 3
 html_theme = "alabaster"
 html_static_path = ["_static"]
 html_title = "tether"
+html_favicon = "_static/favicon.svg"
 html_theme_options = {
     "description": "one Python wrapper per native object, on TVM-FFI's C ABI",
     "fixed_sidebar": True,
     "show_relbars": True,
+    "page_width": "1240px",
+    "sidebar_width": "240px",
+    "body_max_width": "none",
 }
 html_sidebars = {"**": ["about.html", "navigation.html", "relations.html", "searchbox.html"]}
 

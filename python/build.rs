@@ -109,9 +109,17 @@ fn build_tvm_ffi_soname_library(manifest: &Path, package: &Path, out_dir: &Path)
     assert!(generated.status.success(), "tvm_ffi_filter_stubs.sh failed: {}", String::from_utf8_lossy(&generated.stderr));
     std::fs::write(&stubs, &generated.stdout).expect("write the filter placeholders");
     let compiler = cc::Build::new().get_compiler();
+    // Zig's linker (lld, used for manylinux wheels) has no --filter. The
+    // library holds placeholders only and calls nothing (no libc symbol
+    // versions), so the host's own compiler builds it then (wheels are built
+    // for the machine's own architecture).
+    let mut command = if compiler.path().to_string_lossy().contains("zig") {
+        Command::new(env::var("HOST_CC").unwrap_or_else(|_| "cc".into()))
+    } else {
+        compiler.to_command()
+    };
     let out = package.join("libtvm_ffi.so");
-    let status = compiler
-        .to_command()
+    let status = command
         .args(["-shared", "-fPIC", "-o"])
         .arg(&out)
         .arg(manifest.join("src/tvm_ffi_soname.c"))
@@ -263,9 +271,12 @@ fn main() {
     } else if target_os == "macos" {
         println!("cargo:rustc-link-lib=dylib=tether_testing");
     } else {
-        println!("cargo:rustc-cdylib-link-arg=-Wl,--push-state,--no-as-needed");
+        // Needed although unreferenced; rustc links with --as-needed, which
+        // is restored after (Zig's lld, used for manylinux wheels, has no
+        // --push-state).
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--no-as-needed");
         println!("cargo:rustc-cdylib-link-arg=-ltether_testing");
-        println!("cargo:rustc-cdylib-link-arg=-Wl,--pop-state");
+        println!("cargo:rustc-cdylib-link-arg=-Wl,--as-needed");
     }
     if target_os == "macos" {
         println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,@loader_path");

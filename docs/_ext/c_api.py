@@ -2,7 +2,7 @@
 
 The header is tether's own description of TVM-FFI's C ABI; its sections are
 marked ``/* ---- name ---- */`` and each declaration is preceded by the
-comment that documents it. The directive renders each section as a rubric,
+comment that documents it. The directive renders each section as a section,
 each comment as text and each declaration as a C block, with an anchor
 ``c-<Name>`` for every function, type and macro it declares, so the site
 always shows the header as it is built.
@@ -11,7 +11,9 @@ always shows the header as it is built.
 import re
 
 from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
+from sphinx.util.nodes import nested_parse_with_titles
 
 SECTION = re.compile(r"^/\* -+ (.*?) -+ \*/$")
 DECLARED = [
@@ -117,14 +119,18 @@ class CApiHeader(SphinxDirective):
         self.env.note_dependency(path)
         with open(path, encoding="utf-8") as f:
             intro, sections = parse_header(f.read())
-        result = text_nodes(intro)
-        seen = set()
         if not sections:
             raise self.error(f"no sections found in {path}")
+        result = text_nodes(intro)
+        seen = set()
         for title, items in sections:
-            sid = "c-section-" + re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")
-            rubric = nodes.rubric(title, title, ids=[sid])
-            result.append(rubric)
+            # A real section (titled, in the page's contents), parsed from
+            # a title alone so the heading level follows the page's.
+            holder = nodes.container()
+            nested_parse_with_titles(self.state, StringList([title, "-" * len(title)], path), holder)
+            section = holder.children[0] if holder.children else None
+            if not isinstance(section, nodes.section):
+                raise self.error(f"section {title!r} did not parse as a section")
             for comment, code in items:
                 container = nodes.container(classes=["c-api-item"])
                 for name in declared_names(code):
@@ -133,9 +139,9 @@ class CApiHeader(SphinxDirective):
                         container["ids"].append("c-" + name)
                 container.extend(text_nodes(comment))
                 if code:
-                    block = nodes.literal_block(code, code, language="c")
-                    container += block
-                result.append(container)
+                    container += nodes.literal_block(code, code, language="c")
+                section += container
+            result.append(section)
         return result
 
 

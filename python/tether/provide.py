@@ -90,10 +90,12 @@ def _load_soname_library() -> None:
 
     path = Path(__file__).with_name("libtvm_ffi.so")
     if not path.is_file():
-        from .libinfo import find_libtvm_ffi
-
-        _soname_library = ctypes.CDLL(find_libtvm_ffi(), ctypes.RTLD_GLOBAL)
-        return
+        here = Path(__file__).parent
+        for name in ("libtether_core.dylib", "tether_core.dll", "libtether_core.so"):
+            if (here / name).is_file():
+                _soname_library = ctypes.CDLL(str(here / name), ctypes.RTLD_GLOBAL)
+                return
+        raise RuntimeError(f"cannot serve as tvm_ffi: tether's core library is missing from {here}")
     try:
         with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
             mapped = {line.split()[-1] for line in maps if line.rstrip().endswith("/libtvm_ffi.so")}

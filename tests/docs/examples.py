@@ -40,14 +40,15 @@ FILE_LINE = re.compile(r"^\s*(?://|/\*|#)\s*file:\s*(?P<name>[\w.\-/]+)")
 @dataclass
 class Block:
     page: Path
-    line: int
+    line: int  # the opening fence's line, from 1
     lang: str
     flags: list
     text: str
 
     @property
     def where(self) -> str:
-        return f"{self.page.relative_to(ROOT)}:{self.line}"
+        page = self.page.relative_to(ROOT) if ROOT in self.page.parents else self.page
+        return f"{page}:{self.line}"
 
 
 def blocks(page: Path) -> list:
@@ -157,14 +158,21 @@ def run_page(page: Path, work: Path) -> int:
     return ran
 
 
-def run_readme(readme: Path, work: Path) -> int:
-    """The README's standalone Python examples; returns how many ran.
+README_MARKER = "<!-- docs-examples: run -->"
 
-    The README is an overview: its Python blocks before the first C/C++
-    source block stand alone and run here. Blocks after that use libraries
-    the README's shell lines build; those examples live, and run in full,
-    on the docs pages (guides/cpp.md, guides/tensors.md).
+
+def run_readme(readme: Path, work: Path) -> int:
+    """The README's examples; returns how many blocks ran.
+
+    A README carrying README_MARKER has its examples marked as the pages'
+    are, and every block of it runs as on a page. One without it (the long
+    README written before the site) runs its Python blocks before its first
+    C/C++ source block, which stand alone; the blocks after those use
+    libraries its shell lines build, and run in full on the docs pages
+    (guides/cpp.md, guides/tensors.md).
     """
+    if README_MARKER in readme.read_text(encoding="utf-8"):
+        return run_page(readme, work)
     ran = 0
     for b in blocks(readme):
         if b.lang in ("c", "cpp"):

@@ -1,8 +1,8 @@
 """Every code example of the documentation site and of README.md runs.
 
-One test per page (docs/**/*.md and README.md): its Python blocks run as
-scripts, its C and C++ blocks are written or compiled and run against the
-built core, its shell blocks run, and its Rust blocks are rustdoc tests
+One test per page (docs/**/*.md), and one for README.md: Python blocks run
+as scripts, C and C++ blocks are written or compiled and run against the
+built core, shell blocks run, and Rust blocks are rustdoc tests
 (tests/docs/examples.py says how). A page whose example breaks fails here,
 and `make docs` runs this before building the site.
 """
@@ -28,8 +28,18 @@ def test_page_examples_run(page: Path, tmp_path: Path) -> None:
     assert ran == len(runnable), f"{page}: ran {ran} of {len(runnable)} runnable blocks"
 
 
-def test_readme_python_examples_run(tmp_path: Path) -> None:
-    assert examples.run_readme(README, tmp_path) >= 1, "README.md shows no standalone Python example"
+def test_readme_examples_run(tmp_path: Path) -> None:
+    assert examples.run_readme(README, tmp_path) >= 1, "README.md shows no example that runs"
+
+
+def test_marked_readme_runs_every_block(tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text(
+        f"{examples.README_MARKER}\n\n```python\nx = 1\n```\n\n```sh\ntest -f missing_file\n```\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(AssertionError, match="sh example failed"):
+        examples.run_readme(readme, tmp_path)
 
 
 def test_every_page_with_code_runs_some() -> None:
@@ -49,7 +59,7 @@ def test_extractor_reads_fences(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     got = [(b.lang, b.flags, b.line) for b in examples.blocks(page)]
-    assert got == [("python", [], 4), ("sh", ["norun"], 8), ("cpp", [], 18)]
+    assert got == [("python", [], 3), ("sh", ["norun"], 7), ("cpp", [], 19)]  # fence lines
 
 
 def test_failing_python_block_fails(tmp_path: Path) -> None:
@@ -64,3 +74,14 @@ def test_unknown_language_fails(tmp_path: Path) -> None:
     page.write_text("```fortran\nprint *, 1\n```\n", encoding="utf-8")
     with pytest.raises(AssertionError, match="neither run nor marked norun"):
         examples.run_page(page, tmp_path)
+
+
+def test_readme_relative_links_resolve() -> None:
+    """README.md's relative links (into docs/, mostly) name files that exist."""
+    import re
+
+    text = README.read_text(encoding="utf-8")
+    links = re.findall(r"\]\(([^)\s]+)\)", text)
+    relative = [u.split("#")[0] for u in links if "://" not in u and not u.startswith("#") and u.split("#")[0]]
+    missing = [u for u in relative if not (README.parent / u).exists()]
+    assert not missing, f"README.md links to missing files: {missing}"

@@ -260,6 +260,7 @@ def main(argv=None) -> int:
     full = check.check_module(root)
     for label, where, _ in full.label_refs:
         repo, _, rest = label[1:].partition("//")
+        repo = full.repo_alias.get(repo, repo)   # a hub used under a shorter name
         if repo in hubs and not any(p.startswith(f"crate hub '{repo}': cargo-bazel") for p in problems):
             name = rest.partition(":")[2]
             if where == "MODULE.bazel":

@@ -22,6 +22,8 @@ let
       pyEnv = builtins.head (builtins.filter (d: d.name == "python3-env") shell.args.packages);
       core = p.tether-core.args;
       wheel = p.tether-python.args;
+      testEnv = builtins.head (builtins.filter (d: d.name == "python3-env") c.python.args.nativeBuildInputs);
+      cpTag = builtins.replaceStrings [ "." ] [ "" ] pyEnv.args.pythonVersion;
       c = out.checks.${system};
     in
     builtins.all (x: x) [
@@ -43,7 +45,9 @@ let
       (check (builtins.match ".*pytest.*" c.python.args.script != null) "${system}: the Python check runs pytest")
       (check (p.apache-tvm-ffi.args.format == "wheel" && builtins.match "[0-9a-f]{64}" p.apache-tvm-ffi.args.src.args.sha256 != null)
         "${system}: apache-tvm-ffi is the pinned wheel, sha256-checked")
-      (check (builtins.match ".*-cp311-cp311-.*" p.apache-tvm-ffi.args.src.args.url != null) "${system}: the apache-tvm-ffi wheel is for CPython 3.11, the flake's Python")
+      (check (builtins.match ".*-cp${cpTag}-cp${cpTag}-.*" p.apache-tvm-ffi.args.src.args.url != null) "${system}: the apache-tvm-ffi wheel is for CPython ${pyEnv.args.pythonVersion}, the flake's Python")
+      (check (pyEnv.args.hydraBuilt && testEnv.args.hydraBuilt) "${system}: the dev shell's and the checks' Python (${pyEnv.args.pythonVersion}) is a package set nixpkgs' Hydra builds")
+      (check (testEnv.args.pythonVersion == pyEnv.args.pythonVersion && wheel.pythonVersion == pyEnv.args.pythonVersion) "${system}: one CPython for the dev shell, the wheel and the checks")
     ];
 in
 {

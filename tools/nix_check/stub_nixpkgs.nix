@@ -14,15 +14,32 @@ let
     overrideAttrs = f: drv builder name (args // f args);
   };
   pkg = name: drv "package" name { };
-  pythonPackages = {
-    pytest = pkg "pytest";
-    numpy = pkg "numpy";
-    pip = pkg "pip";
-    mypy = pkg "mypy";
-    nanobind = pkg "nanobind";
-    typing-extensions = pkg "typing-extensions";
-    buildPythonPackage = args: drv "buildPythonPackage" args.pname args;
-  };
+  # A CPython and its package set; `hydraBuilt`: whether nixpkgs' Hydra
+  # builds the set (pkgs/top-level/all-packages.nix: recurseIntoAttrs on
+  # python312Packages and python313Packages only), i.e. whether its
+  # packages come from the binary cache.
+  mkPython = version: hydraBuilt:
+    let
+      pythonPackages = {
+        pytest = pkg "pytest";
+        numpy = pkg "numpy";
+        pip = pkg "pip";
+        mypy = pkg "mypy";
+        nanobind = pkg "nanobind";
+        typing-extensions = pkg "typing-extensions";
+        buildPythonPackage = args: drv "buildPythonPackage" args.pname (args // { pythonVersion = version; });
+      };
+    in
+    {
+      inherit hydraBuilt;
+      pythonVersion = version;
+      pkgs = pythonPackages;
+      withPackages = f: drv "python.withPackages" "python3-env" {
+        packages = f pythonPackages;
+        pythonVersion = version;
+        inherit hydraBuilt;
+      };
+    };
 in
 {
   inherit system;
@@ -65,10 +82,9 @@ in
     cargoSetupHook = pkg "cargoSetupHook";
     maturinBuildHook = pkg "maturinBuildHook";
   };
-  python311 = {
-    pkgs = pythonPackages;
-    withPackages = f: drv "python.withPackages" "python3-env" { packages = f pythonPackages; };
-  };
+  python311 = mkPython "3.11" false;
+  python312 = mkPython "3.12" true;
+  python313 = mkPython "3.13" true;
   mkShell = args: drv "mkShell" "shell" args;
   fetchurl = args: drv "fetchurl" (baseNameOf args.url) args;
   autoPatchelfHook = pkg "autoPatchelfHook";

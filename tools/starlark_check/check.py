@@ -68,6 +68,8 @@ class Module:
     tags: list = field(default_factory=list)     # (extension key, tag, attributes) of MODULE.bazel
     injected: dict = field(default_factory=dict)  # extension key -> repos given to it by inject_repo
     platform: str | None = None                  # the OS selects were resolved for (None: all branches)
+    bazel_compatibility: list = field(default_factory=list)  # module(bazel_compatibility = ...)
+    repo_alias: dict = field(default_factory=dict)  # apparent name -> extension repository (use_repo(ext, a = "r"))
 
 
 def list_files(root: str, exclude_roots: list[str]) -> list[str]:
@@ -118,6 +120,10 @@ class Evaluator:
         package = self.package if package is None else package
         if label.startswith("@@"):
             label = label[1:]
+            # A Bazel 8 canonical name of a module's repository: `<module>+`.
+            repo, sep, rest = label[1:].partition("//")
+            if sep and repo.endswith("+") and "+" not in repo[:-1]:
+                label = f"@{repo[:-1]}//{rest}"
         if label.startswith("@"):
             repo, _, rest = label[1:].partition("//")
             if not _:
@@ -327,6 +333,7 @@ class Evaluator:
 
         def module(name="", version="", compatibility_level=0, repo_name="", bazel_compatibility=[]):
             self.mod.name = name
+            self.mod.bazel_compatibility = list(bazel_compatibility)
 
         def bazel_dep(name, version="", repo_name=None, dev_dependency=False, max_compatibility_level=-1):
             self.mod.repos[repo_name or name] = "dep"
@@ -337,9 +344,12 @@ class Evaluator:
         def git_override(module_name, remote, commit="", **kw):
             self.mod.repos.setdefault(module_name, "dep")
 
-        def _use_repo(names):
+        def _use_repo(names, renamed={}):
             for n in names:
                 self.mod.repos.setdefault(n, "dep")
+            for apparent, real in renamed.items():
+                self.mod.repo_alias[apparent] = real
+                self.mod.repos.setdefault(apparent, "dep")
 
         def _inject_repo(key, names):
             self.mod.injected.setdefault(key, set()).update(names)
@@ -392,7 +402,7 @@ def use_extension(bzl, name, dev_dependency = False, isolate = False):
 def use_repo(extension_proxy, *names, **renamed):
     if hasattr(extension_proxy, "_local_key"):
         _run_local_extension(extension_proxy._local_key, list(names) + list(renamed.values()))
-    _use_repo(list(names) + list(renamed.keys()))
+    _use_repo(list(names), renamed)
 
 def inject_repo(extension_proxy, *args, **kwargs):
     if hasattr(extension_proxy, "_key"):
@@ -421,10 +431,15 @@ def use_repo_rule(bzl, name, dev_dependency = False):
                 self.mod.repos[kw["hub_name"]] = "pip:" + kw.get("requirements_lock", "")
                 self.mod.label_refs.append((self.canon(kw["requirements_lock"], ""), path, True))
             elif tag == "annotation":
+                apparent = {r: a for a, r in self.mod.repo_alias.items()}
                 for repo in kw.get("repositories", []):
-                    self.mod.label_refs.append((f"@{repo}//:{kw['crate']}", path, False))
+                    self.mod.label_refs.append((f"@{apparent.get(repo, repo)}//:{kw['crate']}", path, False))
                 for label in list(kw.get("build_script_data", [])) + list(kw.get("build_script_toolchains", [])):
                     self.mod.label_refs.append((self.canon(label, ""), path, False))
+        # A hub used under another name: labels through that name are the hub's.
+        for apparent, real in self.mod.repo_alias.items():
+            if real in self.mod.repos:
+                self.mod.repos[apparent] = self.mod.repos[real]
 
 
 # Local rules (`rule()` in a .bzl of the repository): each call is recorded

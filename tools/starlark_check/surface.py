@@ -10,7 +10,10 @@ Each function checks one class of defect and returns problem lines:
 * extension_label_problems: labels that a module extension writes verbatim
   into the repositories it generates (crate annotations' string lists) are
   resolved there, with the extension's repository mapping: a repository of
-  this module is visible only when `inject_repo` gives it to the extension.
+  this module is not visible there (`inject_repo` helps only while this
+  module is the root), so it is named by its canonical name.
+* hub_name_problems: crate hubs named after the module, since crate_universe
+  refuses two modules' hubs of one name (a consumer's `crates`).
 * make_variable_problems: Bazel's make-variable expansion of every attribute
   it expands: a `$` must start `$$`, `$(...)` or (in genrule commands) `$@`,
   `$<`, `$^`.
@@ -149,8 +152,8 @@ def splice_problems(root: str, tags: list) -> list[str]:
 # splice: the manifest whose registry dependencies the specs repeat, and the
 # Cargo lock whose versions the hub's own (Bazel) lock must keep.
 SPEC_SOURCES = {
-    "crates_python": ("python/Cargo.toml", "python/Cargo.lock"),
-    "crates_fuzz": ("rust/fuzz/Cargo.toml", "rust/fuzz/Cargo.lock"),
+    "tether_crates_python": ("python/Cargo.toml", "python/Cargo.lock"),
+    "tether_crates_fuzz": ("rust/fuzz/Cargo.toml", "rust/fuzz/Cargo.lock"),
 }
 
 
@@ -244,9 +247,26 @@ RULES_RUST_VISIBLE = {
 _APPARENT = re.compile(r"(?<![@\w])@([A-Za-z0-9_.+-]+)//")
 
 
-def visible_to_crate_extension(repo: str, hubs: set[str], injected: set[str]) -> bool:
-    return (repo in RULES_RUST_VISIBLE or repo in injected or repo in hubs
-            or any(repo.startswith(h + "__") for h in hubs))
+_CANONICAL = re.compile(r"@@([A-Za-z0-9_.-]+)\+//")
+
+
+def visible_to_crate_extension(repo: str, hubs: set[str], injected: set[str] = frozenset()) -> bool:
+    """Whether the crate extension's repositories see @repo wherever this
+    module is used. `inject_repo` counts only when this module is the root
+    (Bazel ignores it in a dependency's MODULE.bazel), so it is not enough
+    for a module others depend on: `injected` is accepted for reporting
+    only."""
+    return repo in RULES_RUST_VISIBLE or repo in hubs or any(repo.startswith(h + "__") for h in hubs)
+
+
+def _bazel8(mod) -> bool:
+    """module(bazel_compatibility) admits no Bazel before 8, whose canonical
+    repository names are `<module>+` (Bazel 7: `<module>~`)."""
+    for c in mod.bazel_compatibility:
+        m = re.fullmatch(r">=\s*(\d+)(?:\.\d+)*", c.strip())
+        if m and int(m.group(1)) >= 8:
+            return True
+    return False
 
 
 def extension_label_problems(mod) -> list[str]:
@@ -263,13 +283,37 @@ def extension_label_problems(mod) -> list[str]:
                 strings = list(value.values()) if isinstance(value, dict) else [v for v in value if isinstance(v, str)]
             else:
                 continue
+            where = f"MODULE.bazel: crate.annotation({kw.get('crate')}) {attr}: '{{}}'"
             for s in strings:
                 for repo in _APPARENT.findall(s):
-                    if not visible_to_crate_extension(repo, hubs, injected):
-                        problems.append(
-                            f"MODULE.bazel: crate.annotation({kw.get('crate')}) {attr}: '{s}' names @{repo}, which "
-                            "the crate extension's repositories cannot see (add inject_repo(crate, "
-                            f"\"{repo}\"))")
+                    if visible_to_crate_extension(repo, hubs):
+                        continue
+                    why = ("is given to the extension by inject_repo, which Bazel ignores when this module is "
+                           "a dependency") if repo in injected else "the crate extension's repositories cannot see"
+                    problems.append(where.format(s) + f" names @{repo}, which {why}; name it by its canonical "
+                                    f"name @@{repo}+// (with module(bazel_compatibility = [\">=8.0.0\"]))")
+                for repo in _CANONICAL.findall(s):
+                    if mod.repos.get(repo) != "dep":
+                        problems.append(where.format(s) + f" names @@{repo}+, but {repo} is no bazel_dep of the module")
+                    elif not _bazel8(mod):
+                        problems.append(where.format(s) + f" names @@{repo}+, a Bazel 8 canonical name, but "
+                                        "module(bazel_compatibility) admits older Bazel")
+    return problems
+
+
+def hub_name_problems(mod) -> list[str]:
+    """crate_universe fails when two modules of a build define hubs of the
+    same name (extensions.bzl: "Defined two crate universes with the same
+    name in different MODULE.bazel files"): a module others depend on names
+    its hubs after itself (and may use them under shorter names)."""
+    problems = []
+    for ext_key, tag, kw in mod.tags:
+        if ext_key == CRATE_EXT and tag in ("from_cargo", "from_specs"):
+            name = kw.get("name", "crates")
+            if mod.name and not name.startswith(mod.name + "_"):
+                problems.append(f"MODULE.bazel: crate.{tag} '{name}': a consumer's hub of the same name fails "
+                                f"crate_universe; name it {mod.name}_{name} (use_repo(crate, {name} = "
+                                f"\"{mod.name}_{name}\") keeps @{name} here)")
     return problems
 
 
@@ -741,6 +785,7 @@ def run(root: str, main_mod, files: list[str]) -> list[str]:
     problems += splice_problems(root, main_mod.tags)
     problems += spec_problems(root, main_mod.tags)
     problems += extension_label_problems(main_mod)
+    problems += hub_name_problems(main_mod)
     problems += make_variable_problems(main_mod)
     problems += constraint_problems(ev, main_mod)
     problems += external_include_problems(ev, main_mod, load_bcr_facts())

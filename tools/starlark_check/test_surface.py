@@ -124,10 +124,24 @@ def test_string_label_of_this_module_not_visible_to_the_extension(tmp_path):
              "Cargo.lock": '[[package]]\nname = "pyo3-ffi"\n', "BUILD.bazel": 'exports_files(["Cargo.toml", "Cargo.lock"])\n'}
     mod, _ = evaluate(tmp_path, files)
     found = surface.extension_label_problems(mod)
-    assert len(found) == 1 and "@rules_rust_pyo3" in found[0] and "inject_repo" in found[0], found
+    assert len(found) == 1 and "@rules_rust_pyo3" in found[0] and "cannot see" in found[0], found
+    # inject_repo holds only while the module is the root: still reported.
     files["MODULE.bazel"] = ANNOTATION_MODULE + 'inject_repo(crate, "rules_rust_pyo3")\n'
     mod, _ = evaluate(tmp_path, files)
+    found = surface.extension_label_problems(mod)
+    assert len(found) == 1 and "inject_repo" in found[0] and "dependency" in found[0], found
+    # The canonical name, with Bazel 8's naming guaranteed.
+    canonical = ANNOTATION_MODULE.replace('"@rules_rust_pyo3//:current_pyo3_toolchain", "@crates',
+                                          '"@@rules_rust_pyo3+//:current_pyo3_toolchain", "@crates')
+    files["MODULE.bazel"] = canonical
+    mod, _ = evaluate(tmp_path, files)
+    found = surface.extension_label_problems(mod)
+    assert len(found) == 1 and "admits older Bazel" in found[0], found
+    files["MODULE.bazel"] = canonical.replace('module(name = "m", version = "0.1.0")',
+                                              'module(name = "m", version = "0.1.0", bazel_compatibility = [">=8.0.0"])')
+    mod, _ = evaluate(tmp_path, files)
     assert surface.extension_label_problems(mod) == []
+    assert not any("rules_rust_pyo3" in p for p in mod.problems)   # the canonical label resolves
 
 
 def test_generated_build_files_against_the_extension_mapping(tmp_path):
@@ -136,7 +150,6 @@ def test_generated_build_files_against_the_extension_mapping(tmp_path):
     found = surface.generated_build_problems(str(tmp_path), {"crates"}, set())
     assert found == ["BUILD.pyo3-ffi-0.23.5.bazel: names @rules_rust_pyo3, which the crate extension's "
                      "repositories cannot see"]
-    assert surface.generated_build_problems(str(tmp_path), {"crates"}, {"rules_rust_pyo3"}) == []
 
 
 # -- make variables ---------------------------------------------------------------
@@ -328,3 +341,28 @@ def test_repository_has_no_surface_problem():
     files = check.list_files(root, check.nested_module_roots(check.list_files(root, [])))
     mod = check.check_module(root)
     assert surface.run(root, mod, files) == []
+
+
+# -- hub names across modules ----------------------------------------------------------
+
+
+def test_hub_names_are_the_modules_and_aliases_resolve(tmp_path):
+    module = MODULE_HEAD + """
+crate = use_extension("@rules_rust//crate_universe:extensions.bzl", "crate")
+crate.from_cargo(name = "{hub}", cargo_lockfile = "//:Cargo.lock", manifests = ["//:Cargo.toml"])
+use_repo(crate, crates = "{hub}")
+"""
+    files = {"Cargo.toml": '[package]\nname = "p"\nversion = "0.1.0"\n',
+             "Cargo.lock": '[[package]]\nname = "libc"\nversion = "0.2.1"\n',
+             "BUILD.bazel": 'exports_files(["Cargo.toml", "Cargo.lock"])\nfilegroup(name = "f", srcs = '
+                            '["@crates//:libc", "@crates//:nothere"])\n',
+             "MODULE.bazel": module.format(hub="crates")}
+    mod, _ = evaluate(tmp_path, files)
+    found = surface.hub_name_problems(mod)
+    assert len(found) == 1 and "name it m_crates" in found[0], found
+    files["MODULE.bazel"] = module.format(hub="m_crates")
+    mod, _ = evaluate(tmp_path, files)
+    assert surface.hub_name_problems(mod) == []
+    # Labels through the short name are checked against the hub's lock file.
+    assert [p for p in mod.problems if "@crates//" in p] == [
+        "BUILD.bazel: label @crates//:nothere: 'nothere' is not in the lock file of @crates"]

@@ -32,18 +32,32 @@ pub(crate) struct JsonDoc<'t> {
     root: Node,
 }
 
+/// A value as stored: 16 bytes, offsets in 32 bits (a document is at most
+/// 4 GiB, so no offset into it or its vectors exceeds that).
 #[derive(Clone, Copy)]
 enum Node {
     Null,
     Bool(bool),
     Int(i64),
     Float(f64),
-    Text { start: usize, len: usize },
-    Owned { start: usize, len: usize },
-    Array { start: usize, len: usize },
+    Text { start: u32, len: u32 },
+    Owned { start: u32, len: u32 },
+    Array { start: u32, len: u32 },
     /// `len` members, at `2 * len` items.
-    Object { start: usize, len: usize },
-    Other(usize),
+    Object { start: u32, len: u32 },
+    Other(u32),
+}
+
+/// The most a document holds, in bytes of text (or of strings and items,
+/// for one read from FFI values).
+const MAX_DOCUMENT: usize = u32::MAX as usize;
+
+fn offset(v: usize) -> Result<u32, ()> {
+    u32::try_from(v).map_err(|_| ())
+}
+
+fn too_large() -> Error {
+    Error::value_error(format!("a JSON document beyond {MAX_DOCUMENT} bytes cannot be read as a graph"))
 }
 
 /// One value of a document, to read.
@@ -121,14 +135,17 @@ impl<'t> JsonDoc<'t> {
     #[inline]
     fn str_of(&self, node: Node) -> Option<&[u8]> {
         match node {
-            Node::Text { start, len } => Some(&self.text[start..start + len]),
-            Node::Owned { start, len } => Some(&self.owned[start..start + len]),
+            Node::Text { start, len } => Some(&self.text[start as usize..(start + len) as usize]),
+            Node::Owned { start, len } => Some(&self.owned[start as usize..(start + len) as usize]),
             _ => None,
         }
     }
 
     /// Parse JSON text.
     pub(crate) fn parse(text: &'t [u8]) -> Result<JsonDoc<'t>, Error> {
+        if text.len() > MAX_DOCUMENT {
+            return Err(too_large());
+        }
         let mut doc = JsonDoc { text, owned: Vec::new(), items: Vec::new(), others: Vec::new(), root: Node::Null };
         doc.root = parse_with(text, DocBuilder { doc: &mut doc })?;
         Ok(doc)
@@ -157,7 +174,7 @@ impl JsonDoc<'static> {
             match step {
                 Work::Close { start, object } => {
                     let node = if object { build.object(values.drain(start..)) } else { build.array(values.drain(start..)) };
-                    values.push(node.map_err(|()| Error::new("MemoryError", "out of memory"))?);
+                    values.push(node.map_err(|()| too_large())?);
                 }
                 Work::Visit(v) => match v.type_index() {
                     ti::kTVMFFINone => values.push(Node::Null),
@@ -166,7 +183,7 @@ impl JsonDoc<'static> {
                     ti::kTVMFFIFloat => values.push(Node::Float(v.get::<f64>()?)),
                     ti::kTVMFFIStr | ti::kTVMFFISmallStr => {
                         let bytes = v.view().str_bytes().unwrap_or_default().to_vec();
-                        values.push(build.string(Cow::Owned(bytes)).map_err(|()| Error::new("MemoryError", "out of memory"))?);
+                        values.push(build.string(Cow::Owned(bytes)).map_err(|()| too_large())?);
                     }
                     ti::kTVMFFIArray => {
                         let items: Vec<Any> = Array::from_object(v.as_object().expect("an array"))?.iter().cloned().collect();
@@ -183,7 +200,7 @@ impl JsonDoc<'static> {
                     }
                     _ => {
                         doc.others.push(v);
-                        values.push(Node::Other(doc.others.len() - 1));
+                        values.push(Node::Other(offset(doc.others.len() - 1).map_err(|()| too_large())?));
                     }
                 },
             }
@@ -203,11 +220,11 @@ impl<'a> Json<'a> {
             Node::Bool(b) => Value::Bool(b),
             Node::Int(i) => Value::Int(i),
             Node::Float(f) => Value::Float(f),
-            Node::Text { start, len } => Value::Str(&doc.text[start..start + len]),
-            Node::Owned { start, len } => Value::Str(&doc.owned[start..start + len]),
-            Node::Array { start, len } => Value::Array(Items { doc, start, len }),
-            Node::Object { start, len } => Value::Object(Members { doc, start, len }),
-            Node::Other(i) => Value::Other(&doc.others[i]),
+            Node::Text { start, len } => Value::Str(&doc.text[start as usize..(start + len) as usize]),
+            Node::Owned { start, len } => Value::Str(&doc.owned[start as usize..(start + len) as usize]),
+            Node::Array { start, len } => Value::Array(Items { doc, start: start as usize, len: len as usize }),
+            Node::Object { start, len } => Value::Object(Members { doc, start: start as usize, len: len as usize }),
+            Node::Other(i) => Value::Other(&doc.others[i as usize]),
         }
     }
 
@@ -308,7 +325,7 @@ impl<'t> Build<'t> for DocBuilder<'_, 't> {
     fn big_int(&mut self, text: &str) -> Result<Node, ()> {
         let v = crate::values::big_int::decimal::parse_decimal(text).map_err(|_| ())?;
         self.doc.others.push(v);
-        Ok(Node::Other(self.doc.others.len() - 1))
+        Ok(Node::Other(offset(self.doc.others.len() - 1)?))
     }
     fn float(&mut self, v: f64) -> Node {
         Node::Float(v)
@@ -318,23 +335,23 @@ impl<'t> Build<'t> for DocBuilder<'_, 't> {
             Cow::Borrowed(s) => {
                 // A slice of the text: its offset in it.
                 let start = s.as_ptr() as usize - self.doc.text.as_ptr() as usize;
-                Node::Text { start, len: s.len() }
+                Node::Text { start: offset(start)?, len: offset(s.len())? }
             }
             Cow::Owned(s) => {
                 let start = self.doc.owned.len();
                 self.doc.owned.try_reserve(s.len()).map_err(|_| ())?;
                 self.doc.owned.extend_from_slice(&s);
-                Node::Owned { start, len: s.len() }
+                Node::Owned { start: offset(start)?, len: offset(s.len())? }
             }
         })
     }
     fn array(&mut self, items: std::vec::Drain<'_, Node>) -> Result<Node, ()> {
-        let (start, len) = (self.doc.items.len(), items.len());
+        let (start, len) = (offset(self.doc.items.len())?, offset(items.len())?);
         self.doc.items.extend_from_slice(items.as_slice());
         Ok(Node::Array { start, len })
     }
     fn object(&mut self, members: std::vec::Drain<'_, Node>) -> Result<Node, ()> {
-        let (start, len) = (self.doc.items.len(), members.len() / 2);
+        let (start, len) = (offset(self.doc.items.len())?, offset(members.len() / 2)?);
         self.doc.items.extend_from_slice(members.as_slice());
         Ok(Node::Object { start, len })
     }
