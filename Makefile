@@ -6,7 +6,7 @@
 #   make fuzz       libFuzzer targets (cargo-fuzz, nightly), FUZZ_SECONDS each
 #   make test-asan  Python suite over an ASan/UBSan build of the core
 #   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
-#   make test-pythons  the Python suite on each supported CPython (3.9-3.15, 3.13t, 3.14t)
+#   make test-pythons  the Python suite on each supported CPython (3.9-3.15 and 3.14t)
 #   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, cargo-bazel, workflow, flake evaluation
 
 CARGO  ?= cargo
@@ -529,16 +529,17 @@ lint-nix: $(VENV_STAMP)
 clean:
 	$(CARGO) clean
 
-# Free-threaded CPython (PEP 703): builds CPython 3.13 with --disable-gil
-# once into a cache folder (tools/freethreaded/build_python.sh, needs root
+# Free-threaded CPython (PEP 703): builds CPython 3.14 with --disable-gil
+# (pyo3 supports free-threaded builds from 3.14 on) once into a cache folder
+# from Debian's source package (tools/pythons/build_cpython.sh, needs root
 # for apt-get), builds tether against it in its own venv, runs the Python
-# suites (tests needing apache-tvm-ffi skip: it has no free-threaded wheel)
-# and the 16-thread stress test. Separate from `make test`.
-FT_VENV := $(TARGET)/venv-freethreaded
+# suites (tests needing apache-tvm-ffi skip where it has no wheel for the
+# build) and the 16-thread stress test. Separate from `make test`.
+FT_VENV := $(TARGET)/venv-freethreaded-3.14
 FT_PY   := $(FT_VENV)/bin/python
 
 test-freethreaded:
-	test -x $(FT_PY) || $$(tools/freethreaded/build_python.sh) -m venv $(FT_VENV)
+	test -x $(FT_PY) || $$(tools/pythons/build_cpython.sh 3.14 --freethreaded) -m venv $(FT_VENV)
 	$(FT_PY) -m pip install --quiet --upgrade --prefer-binary "maturin>=1.16,<2" pytest numpy
 	PATH="$(FT_VENV)/bin:$$PATH" $(FT_PY) -m pip install --quiet --no-build-isolation --force-reinstall --no-deps ./python
 	$(FT_PY) -c 'import sys; assert not sys._is_gil_enabled(), "the GIL is enabled"'
@@ -546,13 +547,13 @@ test-freethreaded:
 	cd tests/python && $(FT_PY) ../freethreaded/stress.py
 
 # Every supported CPython (tools/pythons/run.py): 3.9-3.13 found on PATH or
-# under pyenv, 3.13t from build_python.sh, 3.14, 3.14t and 3.15 built once
+# under pyenv, 3.14, 3.14t and 3.15 built once
 # from Debian's source packages (tools/pythons/build_cpython.sh, needs root
 # for apt-get); on each, in its own venv under $(TARGET)/pythons, the Python
 # suite (its tying files counted apart) and, on free-threaded builds, the
 # stress test; prints one row per version and fails when any version is
 # missing or fails. PYTHONS picks the versions. Separate from `make test`.
-PYTHONS ?= 3.9,3.10,3.11,3.12,3.13,3.13t,3.14,3.14t,3.15
+PYTHONS ?= 3.9,3.10,3.11,3.12,3.13,3.14,3.14t,3.15
 
 test-pythons:
 	$(PYTHON) tools/pythons/run.py --versions $(PYTHONS) --out $(TARGET)/pythons

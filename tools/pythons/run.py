@@ -3,10 +3,10 @@
     python tools/pythons/run.py [--versions 3.10,3.11,...] [--out DIR]
 
 For each version: find the interpreter (3.9–3.13 on PATH or under pyenv;
-3.13t from tools/freethreaded/build_python.sh; 3.14, 3.14t and 3.15 from
-tools/pythons/build_cpython.sh, both building CPython from Debian's source
-packages into a cache once), make a venv under DIR/<version>, install the
-test dependencies (apache-tvm-ffi too where it publishes a wheel for that
+3.14, 3.14t and 3.15 from tools/pythons/build_cpython.sh, which builds
+CPython from Debian's source packages into a cache once; free-threaded 3.13t
+is not offered: pyo3 supports free-threaded builds from 3.14 on), make a venv under DIR/<version>, install the
+test dependencies (binary wheels preferred; apache-tvm-ffi too where it publishes a wheel for that
 interpreter: the tests comparing with it skip, saying so, where it is
 absent), build and install tether into it (the core library built once and
 shared through TETHER_CORE_LIB_DIR), run tests/python with a JUnit report,
@@ -28,7 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.13t", "3.14", "3.14t", "3.15"]
+DEFAULT_VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.14t", "3.15"]
 # The peer, as the Makefile pins it.
 PEER = "apache-tvm-ffi==0.1.15.post2"
 MATURIN = "maturin>=1.16,<2"
@@ -39,11 +39,11 @@ def log(msg: str) -> None:
 
 
 def find_interpreter(version: str) -> tuple[str | None, str]:
-    """The interpreter for `version` (3.12, 3.13t) and how it was found, or
+    """The interpreter for `version` (3.12, 3.14t) and how it was found, or
     None and the reason it is missing."""
     series, ft = version.rstrip("t"), version.endswith("t")
     if ft and series == "3.13":
-        return build_script([os.path.join(ROOT, "tools/freethreaded/build_python.sh")], version)
+        return None, "pyo3 supports free-threaded CPython from 3.14 on"
     if series in ("3.9", "3.10", "3.11", "3.12", "3.13") and not ft:
         candidates = [shutil.which(f"python{series}")]
         candidates += sorted(glob.glob(os.path.expanduser(f"~/.pyenv/versions/{series}.*/bin/python{series}")), reverse=True)
@@ -121,7 +121,7 @@ def test_version(version: str, out: str, core_dir: str) -> dict:
     if not os.path.exists(vpy) and run([python, "-m", "venv", venv], log_path) != 0:
         row["note"] = f"venv failed (see {log_path})"
         return row
-    if run([vpy, "-m", "pip", "install", "--quiet", "--upgrade", MATURIN, "pytest", "numpy"], log_path) != 0:
+    if run([vpy, "-m", "pip", "install", "--quiet", "--upgrade", "--prefer-binary", MATURIN, "pytest", "numpy"], log_path) != 0:
         row["note"] = f"installing the test dependencies failed (see {log_path})"
         return row
     if not ft and run([vpy, "-m", "pip", "install", "--quiet", PEER], log_path) != 0:
