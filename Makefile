@@ -6,7 +6,7 @@
 #   make fuzz       libFuzzer targets (cargo-fuzz, nightly), FUZZ_SECONDS each
 #   make test-asan  Python suite over an ASan/UBSan build of the core
 #   make test-freethreaded / test-tsan   the free-threaded CPython build, plain and under TSan
-#   make test-pythons  the Python suite on each supported CPython (3.9-3.15 and 3.14t)
+#   make test-pythons  the Python suite on each supported CPython (3.10-3.15 and 3.14t)
 #   make lint       Bazel and Nix front doors: buildifier, Starlark consistency, cargo-bazel, workflow, flake evaluation
 
 CARGO  ?= cargo
@@ -546,14 +546,14 @@ test-freethreaded:
 	cd tests/python && $(FT_PY) -m pytest -q -p no:cacheprovider
 	cd tests/python && $(FT_PY) ../freethreaded/stress.py
 
-# Every supported CPython (tools/pythons/run.py): 3.9-3.13 found on PATH or
+# Every supported CPython (tools/pythons/run.py): 3.10-3.13 found on PATH or
 # under pyenv, 3.14, 3.14t and 3.15 built once
 # from Debian's source packages (tools/pythons/build_cpython.sh, needs root
 # for apt-get); on each, in its own venv under $(TARGET)/pythons, the Python
 # suite (its tying files counted apart) and, on free-threaded builds, the
 # stress test; prints one row per version and fails when any version is
 # missing or fails. PYTHONS picks the versions. Separate from `make test`.
-PYTHONS ?= 3.9,3.10,3.11,3.12,3.13,3.14,3.14t,3.15
+PYTHONS ?= 3.10,3.11,3.12,3.13,3.14,3.14t,3.15
 
 test-pythons:
 	$(PYTHON) tools/pythons/run.py --versions $(PYTHONS) --out $(TARGET)/pythons

@@ -2,7 +2,7 @@
 
     python tools/pythons/run.py [--versions 3.10,3.11,...] [--out DIR]
 
-For each version: find the interpreter (3.9–3.13 on PATH or under pyenv;
+For each version: find the interpreter (3.10–3.13, or 3.9 when asked for, on PATH or under pyenv;
 3.14, 3.14t and 3.15 from tools/pythons/build_cpython.sh, which builds
 CPython from Debian's source packages into a cache once; free-threaded 3.13t
 is not offered: pyo3 supports free-threaded builds from 3.14 on), make a venv under DIR/<version>, install the
@@ -28,7 +28,7 @@ import time
 import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DEFAULT_VERSIONS = ["3.9", "3.10", "3.11", "3.12", "3.13", "3.14", "3.14t", "3.15"]
+DEFAULT_VERSIONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.14t", "3.15"]
 # The peer, as the Makefile pins it.
 PEER = "apache-tvm-ffi==0.1.15.post2"
 MATURIN = "maturin>=1.16,<2"
