@@ -2,11 +2,13 @@
 
     python tools/pythons/run.py [--versions 3.10,3.11,...] [--out DIR]
 
-For each version: find the interpreter (3.10–3.13, or 3.9 when asked for, on PATH or under pyenv;
-3.14, 3.14t and 3.15 from tools/pythons/build_cpython.sh, which builds
-CPython from Debian's source packages into a cache once; free-threaded 3.13t
-is not offered: pyo3 supports free-threaded builds from 3.14 on), make a venv under DIR/<version>, install the
-test dependencies (binary wheels preferred; apache-tvm-ffi too where it publishes a wheel for that
+For each version: find the interpreter (3.10–3.13, or 3.9 when asked for,
+on PATH or under pyenv; 3.14, 3.14t and 3.15 from
+tools/pythons/build_cpython.sh, which builds CPython from Debian's source
+packages into a cache once; free-threaded 3.13t is not offered: pyo3
+supports free-threaded builds from 3.14 on), make a venv under
+DIR/<version>, install the test dependencies as `make python` does (binary
+wheels preferred; apache-tvm-ffi too where it publishes a wheel for that
 interpreter: the tests comparing with it skip, saying so, where it is
 absent), build and install tether into it (the core library built once and
 shared through TETHER_CORE_LIB_DIR), run tests/python with a JUnit report,
@@ -32,6 +34,8 @@ DEFAULT_VERSIONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.14t", "3.15"]
 # The peer, as the Makefile pins it.
 PEER = "apache-tvm-ffi==0.1.15.post2"
 MATURIN = "maturin>=1.16,<2"
+# The test environment `make python` makes (less matplotlib, for plots only).
+TEST_DEPS = [MATURIN, "pytest", "numpy", "nanobind", "mypy", "ninja", "cmake"]
 
 
 def log(msg: str) -> None:
@@ -121,7 +125,7 @@ def test_version(version: str, out: str, core_dir: str) -> dict:
     if not os.path.exists(vpy) and run([python, "-m", "venv", venv], log_path) != 0:
         row["note"] = f"venv failed (see {log_path})"
         return row
-    if run([vpy, "-m", "pip", "install", "--quiet", "--upgrade", "--prefer-binary", MATURIN, "pytest", "numpy"], log_path) != 0:
+    if run([vpy, "-m", "pip", "install", "--quiet", "--upgrade", "--prefer-binary", *TEST_DEPS], log_path) != 0:
         row["note"] = f"installing the test dependencies failed (see {log_path})"
         return row
     if not ft and run([vpy, "-m", "pip", "install", "--quiet", PEER], log_path) != 0:
