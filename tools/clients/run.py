@@ -307,6 +307,8 @@ def main() -> int:
                     help="also run tether with the peer's C++ headers on its include path (reported apart)")
     ap.add_argument("--files", default="", help="comma-separated test file names to run (default: all)")
     ap.add_argument("--table-only", action="store_true", help="print the table of the last runs (report.json)")
+    ap.add_argument("--sides", default="peer,tether",
+                    help="which sides to run (comma-separated: peer, tether); the others' last results are kept")
     args = ap.parse_args()
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
@@ -324,13 +326,14 @@ def main() -> int:
            "tether": ensure_venv(work, "tether", requirements, wheel)}
     sides = ["peer", "tether"] + (["tether+headers"] if args.peer_headers else [])
     include = peer_include(work) if args.peer_headers else None
+    to_run = set(args.sides.split(",")) | ({"tether+headers"} if args.peer_headers else set())
     report = json.load(open(report_path)) if os.path.exists(report_path) else {}
     only = set(filter(None, args.files.split(",")))
     for c in runnable:
         root = fetch(c.sdist, work)
         entry = report.setdefault(c.name, {})
         for side in sides:
-            if side == "tether+headers" and not c.needs_headers:
+            if side not in to_run or (side == "tether+headers" and not c.needs_headers):
                 continue
             py = pys["tether" if side.startswith("tether") else "peer"]
             env = side_env(side, py, include if side == "tether+headers" else None)
