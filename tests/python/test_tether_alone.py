@@ -48,7 +48,10 @@ def test_load_inline_with_tvm_ffi_headers_and_no_apache_tvm_ffi(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
     os.symlink(libinfo.package_dir(), site / "tether")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("TETHER_", "PYTHON"))}
+    # Nothing that would point tether at other headers or serve tvm_ffi;
+    # the rest (e.g. TETHER_LOAD_DEEPBIND under sanitizers) stays.
+    dropped = ("TETHER_TVM_FFI_INCLUDE_DIR", "TETHER_PROVIDE_TVM_FFI", "PYTHONPATH", "PYTHONHOME")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env["PYTHONPATH"] = str(site)
     # The build tool (ninja) of the test environment, as a user's PATH has it.
     env["PATH"] = os.path.dirname(sys.executable) + os.pathsep + env.get("PATH", "")

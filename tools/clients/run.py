@@ -24,9 +24,10 @@ environment's copy), for the clients that compile against ``<tvm/ffi/...>``
 at run time; those counts measure what tether alone lacks (its own
 headers), so they are reported apart and never replace the plain ones.
 
-Clients whose tests are not published in a source distribution
-(apache-tvm-ffi-orcjit, apache-tvm-tirx) are listed with the reason; the
-network here reaches package registries only. GPU-only test files are
+Clients whose tests are not published in a source distribution are
+listed with the reason (the network here reaches package registries
+only); apache-tvm-ffi-orcjit gets a smoke check of this runner's own (an
+object file JIT-loaded and called). GPU-only test files are
 skipped, each with its reason.
 """
 
@@ -86,6 +87,7 @@ class Client:
     skip: tuple = ()  # (file, reason) pairs not run on this machine
     needs_headers: bool = False  # compiles against <tvm/ffi/...> while testing
     not_run: str = ""  # why the client's tests cannot run here at all
+    smoke: str = ""  # a smoke check of this runner's own (SMOKES), run when no tests are published
 
 
 CLIENTS = (
@@ -125,8 +127,9 @@ CLIENTS = (
         # Its pytest configuration asks for pytest-xdist (-n): one file per process here instead.
         pytest_args=("-o", "addopts="),
     ),
-    Client("apache-tvm-ffi-orcjit", ("apache-tvm-ffi-orcjit==0.1.3",), None,
-           not_run="its tests are published only in its source repository (no sdist on the index)"),
+    # Its tests are published only in its source repository (no sdist on
+    # the index): a smoke check of this runner's own instead.
+    Client("apache-tvm-ffi-orcjit", ("apache-tvm-ffi-orcjit==0.1.3",), None, smoke="orcjit"),
     Client("apache-tvm-tirx", ("apache-tvm-tirx==0.1.0a4",), None,
            not_run="it publishes no tests (wheel only)"),
 )
@@ -237,6 +240,44 @@ def peer_include(work: str) -> str:
     return out.stdout.strip()
 
 
+# ---- smoke checks (this runner's own code, for clients publishing no tests) ---
+
+SMOKES = {
+    # An object file written against TVM-FFI's headers (found through
+    # tvm_ffi.libinfo), compiled, loaded with LLVM ORC JIT, called: the JIT
+    # resolves the object's TVMFFI* references in the process (the C ABI
+    # must be visible process-wide).
+    "orcjit": (
+        "#include <tvm/ffi/function.h>\n"
+        "int add_one_impl(int x) { return x + 1; }\n"
+        "TVM_FFI_DLL_EXPORT_TYPED_FUNC(add_one, add_one_impl);\n",
+        "import subprocess, sys, tvm_ffi, tvm_ffi.libinfo as l, tvm_ffi_orcjit as oj\n"
+        "inc = [l.find_include_path(), l.find_dlpack_include_path()]\n"
+        "subprocess.run(['c++', '-std=c++17', '-fPIC', '-c', 'smoke.cc', '-o', 'smoke.o']\n"
+        "               + ['-I' + d for d in inc], check=True)\n"
+        "m = oj.default_session().load_module('smoke.o')\n"
+        "assert m.add_one(41) == 42\n",
+    ),
+}
+
+
+def run_smoke(py: str, client: Client, env: dict, work: str, side: str) -> dict:
+    source, script = SMOKES[client.smoke]
+    folder = os.path.join(work, "smoke", client.name, side)
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "smoke.cc"), "w") as f:
+        f.write(source)
+    try:
+        proc = run([py, "-c", script], cwd=folder, env=env, capture_output=True, timeout=FILE_TIMEOUT)
+        ok, tail = proc.returncode == 0, (proc.stdout + proc.stderr)[-3000:]
+    except subprocess.TimeoutExpired:
+        ok, tail = False, "timeout"
+    with open(os.path.join(folder, "smoke.log"), "w") as f:
+        f.write(tail)
+    return {f"smoke::{client.smoke}": "passed" if ok else "failed"}
+
+
 # ---- running -----------------------------------------------------------------
 
 def side_env(side: str, py: str, include: str | None) -> dict:
@@ -307,6 +348,8 @@ def main() -> int:
                     help="also run tether with the peer's C++ headers on its include path (reported apart)")
     ap.add_argument("--files", default="", help="comma-separated test file names to run (default: all)")
     ap.add_argument("--table-only", action="store_true", help="print the table of the last runs (report.json)")
+    ap.add_argument("--sides", default="peer,tether",
+                    help="which sides to run (comma-separated: peer, tether); the others' last results are kept")
     args = ap.parse_args()
     work = os.path.abspath(args.work)
     os.makedirs(work, exist_ok=True)
@@ -324,18 +367,22 @@ def main() -> int:
            "tether": ensure_venv(work, "tether", requirements, wheel)}
     sides = ["peer", "tether"] + (["tether+headers"] if args.peer_headers else [])
     include = peer_include(work) if args.peer_headers else None
+    to_run = set(args.sides.split(",")) | ({"tether+headers"} if args.peer_headers else set())
     report = json.load(open(report_path)) if os.path.exists(report_path) else {}
     only = set(filter(None, args.files.split(",")))
     for c in runnable:
-        root = fetch(c.sdist, work)
+        root = fetch(c.sdist, work) if c.sdist else ""
         entry = report.setdefault(c.name, {})
         for side in sides:
-            if side == "tether+headers" and not c.needs_headers:
+            if side not in to_run or (side == "tether+headers" and not c.needs_headers):
                 continue
             py = pys["tether" if side.startswith("tether") else "peer"]
             env = side_env(side, py, include if side == "tether+headers" else None)
             results = entry.setdefault(side, {})
-            for f in test_files(c, root):
+            if c.smoke:
+                results["smoke"] = run_smoke(py, c, env, work, side)
+                log(f"[{side}] {c.name} smoke: {results['smoke']}")
+            for f in test_files(c, root) if not c.smoke else ():
                 if only and os.path.basename(f) not in only:
                     continue
                 t0 = time.time()
@@ -389,7 +436,8 @@ def print_table(chosen, report, sides, work) -> None:
         for f, per_file in entry.get("peer", {}).items():
             lost += lost_in_file(per_file, entry.get("tether", {}).get(f, {}))
         regressions += [f"{c.name}: {t}" for t in lost]
-        row = [c.name, str(pp), str(tp), str(len(lost))]
+        row = [c.name + (" (smoke check; its tests are not published)" if c.smoke else ""), str(pp), str(tp),
+               str(len(lost))]
         totals[0] += pp
         totals[1] += tp
         totals[2] += len(lost)

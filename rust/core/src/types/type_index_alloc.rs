@@ -117,6 +117,21 @@ impl IndexAllocator {
     }
 }
 
+/// Check that a static registration at `index` with `num_child_slots`
+/// lies wholly below the dynamic region. Checked before anything about the
+/// types registered so far, so the answer for an index in the dynamic
+/// region never depends on which dynamic types other threads made.
+pub(crate) fn check_static_bounds(index: i32, num_child_slots: i32) -> Result<(), String> {
+    let end = index as i64 + num_child_slots as i64 + 1;
+    if end > ti::kTVMFFIDynObjectBegin as i64 {
+        return Err(format!(
+            "static type indices and their child slots must lie below {} (dynamic indices start there), got [{index}, {end})",
+            ti::kTVMFFIDynObjectBegin
+        ));
+    }
+    Ok(())
+}
+
 /// Check a static registration at `index` with `num_child_slots` (checked)
 /// against the types registered so far, given as `(index, range)` pairs:
 /// its whole range stays below the dynamic region, lies in no other type's
@@ -126,13 +141,8 @@ pub(crate) fn check_static(
     num_child_slots: i32,
     existing: impl Iterator<Item = (i32, Slots)>,
 ) -> Result<(), String> {
+    check_static_bounds(index, num_child_slots)?;
     let end = index as i64 + num_child_slots as i64 + 1;
-    if end > ti::kTVMFFIDynObjectBegin as i64 {
-        return Err(format!(
-            "static type indices and their child slots must lie below {} (dynamic indices start there), got [{index}, {end})",
-            ti::kTVMFFIDynObjectBegin
-        ));
-    }
     for (other, slots) in existing {
         let other_end = other as i64 + slots.reserved as i64;
         if (other as i64) < end && (index as i64) < other_end {

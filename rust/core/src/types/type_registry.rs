@@ -251,6 +251,8 @@ pub fn get_or_alloc_index_slots(
         }
     }
     let index = if static_index >= 0 {
+        alloc::check_static_bounds(static_index, num_child_slots)
+            .map_err(|m| TypeTableError::new(format!("cannot register type {}: {m}", name())))?;
         if let Some(taken) = r.entry(static_index) {
             return Err(TypeTableError::new(format!(
                 "cannot register type {} at index {static_index}: taken by {}",
