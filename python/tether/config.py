@@ -37,8 +37,10 @@ def tvm_ffi_includedir() -> Optional[str]:
 def _include_dirs() -> list:
     dirs = [includedir()]
     tvm_ffi = tvm_ffi_includedir()
-    # The package's own copy of TVM-FFI's headers sits beside tether's.
-    if tvm_ffi is not None and tvm_ffi not in dirs:
+    # Named again when it is tether's own directory (the package's copy of
+    # TVM-FFI's headers sits beside tether's): tvm-ffi-config's answer
+    # always names the include and the DLPack directory.
+    if tvm_ffi is not None:
         dirs.append(tvm_ffi)
     return dirs
 

@@ -210,3 +210,16 @@ def build_nanobind_plugin() -> str:
     key = [cxx, version, *module_flags, *link, nb_object, _file_text(NB_PLUGIN_SOURCE),
            *(_file_text(h) for h in headers)]
     return _cached_build(key, "nb_plugin" + suffix, compile_module)
+
+
+def run_python(code: str, **env) -> str:
+    """Run ``code`` (dedented) in a fresh interpreter with ``env`` added to
+    the environment; its stdout, stripped. A non-zero exit fails the test
+    with the child's stderr."""
+    import textwrap
+
+    full = dict(os.environ, **env)
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()

@@ -24,14 +24,10 @@ import numpy as np
 import pytest
 
 import tether
+from plugins import run_python
 
 
-def _run(code, **env):
-    full = dict(os.environ, **env)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
+_run = run_python
 
 
 # ---- the C ABI, process-wide ------------------------------------------------

@@ -59,7 +59,7 @@ def test_bundled_headers_are_tethers_include_dir(monkeypatch, capsys):
     monkeypatch.delenv(config.TVM_FFI_INCLUDE_ENV, raising=False)
     assert config.tvm_ffi_includedir() == config.includedir()
     assert config.main(["--cxxflags"]) == 0
-    assert capsys.readouterr().out.split() == [f"-I{config.includedir()}", "-std=c++17"]
+    assert capsys.readouterr().out.split() == [f"-I{config.includedir()}", f"-I{config.includedir()}", "-std=c++17"]
 
 
 def test_installed_package_headers_are_found_without_bundled_ones(tmp_path, monkeypatch):

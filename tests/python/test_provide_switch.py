@@ -10,14 +10,10 @@ import sys
 import textwrap
 
 import pytest
+from plugins import run_python
 
 
-def _run(code, **env):
-    full = dict(os.environ, **env)
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, env=full,
-                         timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout.strip()
+_run = run_python
 
 
 def test_a_process_that_never_imports_tvm_ffi_does_not_import_tether():

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import json
 import os
 import shutil
@@ -46,6 +45,10 @@ import time
 import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "upstream_sdist"))
+from sdist import sha256 as file_sha256  # noqa: E402  (one file digest for every pinned download)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -146,14 +149,6 @@ def sdist_url(s: Sdist) -> str:
     if not urls:
         raise SystemExit(f"{s.filename} is not listed at {page}")
     return urllib.parse.urljoin(page, urls[0].split("#")[0])
-
-
-def file_sha256(path: str) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def fetch(s: Sdist, work: str) -> str:
