@@ -280,7 +280,9 @@ sanitize:
 	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly test $(CARGO_WORKSPACE) --tests \
 	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/asan
 	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
-	    --test objects_and_values --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
+	    --test objects_and_values --test field_races --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
+	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
+	    --lib --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan -- field_lock
 	$(MAKE) python
 	cd tests/python && PYTHONMALLOC=malloc valgrind --quiet --error-exitcode=99 \
 	    --suppressions=$(CURDIR)/tests/python/valgrind-python.supp $(PY) -m pytest -q -p no:cacheprovider

@@ -33,19 +33,9 @@ CHILD = textwrap.dedent(
     def chain(n):
         return tether.Array([tether.Array([i, str(i) * 3, float(i)]) for i in range(n)])
 
-    root, twin = Root(chain(20000)), Root(chain(20000))
     stop = threading.Event()
     failures = []
-
-    def mutate():
-        try:
-            k = 0
-            while not stop.is_set():
-                root.x = chain(20000 if k % 2 else 200)
-                twin.x = chain(20000 if k % 3 else 200)
-                k += 1
-        except BaseException as e:
-            failures.append(e)
+    {scenario}
 
     t = threading.Thread(target=mutate)
     t.start()
@@ -61,6 +51,43 @@ CHILD = textwrap.dedent(
     """
 )
 
+# What the other thread does. "deep": it replaces the one field of a root
+# holding a 20,000-item Array, so walks spend long inside freed-to-be
+# values. "wide": it replaces, one after another, the fields of 2,000 small
+# objects the walk passes through, so the read of a field (load, then take
+# a reference) keeps meeting the write that frees what the field held.
+SCENARIOS = {
+    "deep": """
+    root, twin = Root(chain(20000)), Root(chain(20000))
+
+    def mutate():
+        try:
+            k = 0
+            while not stop.is_set():
+                root.x = chain(20000 if k % 2 else 200)
+                twin.x = chain(20000 if k % 3 else 200)
+                k += 1
+        except BaseException as e:
+            failures.append(e)
+    """,
+    "wide": """
+    nodes = [Root(tether.Array([i, str(i) * 3])) for i in range(2000)]
+    twins = [Root(tether.Array([i, str(i) * 3])) for i in range(2000)]
+    root, twin = Root(tether.Array(nodes)), Root(tether.Array(twins))
+
+    def mutate():
+        try:
+            k = 0
+            while not stop.is_set():
+                for a, b in zip(nodes, twins):
+                    a.x = tether.Array([k, str(k) * 3])
+                    b.x = Root(k) if k % 2 else tether.Array([k])
+                k += 1
+        except BaseException as e:
+            failures.append(e)
+    """,
+}
+
 OPERATIONS = {
     "hash": "tether.structural_hash(root)",
     "equal": "assert tether.structural_equal(root, twin) in (True, False)",
@@ -68,10 +95,13 @@ OPERATIONS = {
 }
 
 
+@pytest.mark.parametrize("scenario", sorted(SCENARIOS))
 @pytest.mark.parametrize("operation", sorted(OPERATIONS))
 @pytest.mark.parametrize("fast_path", ["1", "0"])
-def test_walks_survive_fields_reassigned_by_another_thread(operation, fast_path):
-    code = CHILD.format(deadline=120, seconds=1.5, operation=OPERATIONS[operation])
+def test_walks_survive_fields_reassigned_by_another_thread(scenario, operation, fast_path):
+    code = CHILD.format(
+        deadline=120, seconds=1.5, operation=OPERATIONS[operation], scenario=textwrap.dedent(SCENARIOS[scenario]).strip("\n")
+    )
     env = dict(os.environ, TETHER_STRUCTURAL_FAST_PATH=fast_path)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=180)
     assert proc.returncode == 0, f"exit {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-6000:]}"

@@ -13,6 +13,7 @@ use crate::values::any::{Any, AnyView};
 use crate::values::error::{self, Error};
 use crate::values::function::Function;
 
+use super::field_lock;
 use super::layout::{FieldKind, FieldSpec};
 
 /// Read a reflected field of any object through its getter.
@@ -64,9 +65,9 @@ pub(super) fn getter_for(kind: FieldKind) -> crate::abi::TVMFFIFieldGetter {
 }
 
 unsafe extern "C" fn get_any_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
-    // SAFETY: `field` is an initialised Any slot (module invariant).
-    let v = unsafe { Any::from_view(&*(field as *const TVMFFIAny)) };
-    write_out(v, out)
+    // SAFETY: `field` is an initialised Any slot (module invariant); the
+    // read takes its reference under the field's lock.
+    write_out(Ok(unsafe { field_lock::clone_any(field as *const u8) }), out)
 }
 unsafe extern "C" fn get_int_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
     // SAFETY: an i64 slot.
@@ -81,13 +82,9 @@ unsafe extern "C" fn get_bool_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c
     write_out(Ok(Any::from(unsafe { *(field as *const i64) } != 0)), out)
 }
 unsafe extern "C" fn get_object_slot(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
-    // SAFETY: an object pointer slot owning its reference when non-NULL.
-    let p = unsafe { *(field as *const *mut TVMFFIObject) };
-    let v = match std::ptr::NonNull::new(p) {
-        // SAFETY: the slot keeps the object alive; we add our own reference.
-        Some(p) => Any::from_object(unsafe { ObjectRef::from_raw_borrowed(p) }),
-        None => Any::none(),
-    };
+    // SAFETY: an object pointer slot owning its reference when non-NULL;
+    // the read takes its own under the field's lock.
+    let v = unsafe { field_lock::clone_object(field as *const u8) }.map_or_else(Any::none, Any::from_object);
     write_out(Ok(v), out)
 }
 
@@ -164,10 +161,8 @@ pub(crate) unsafe fn store_slot(kind: FieldKind, addr: *mut u8, value: &AnyView<
                     }
                     o.into_raw()
                 };
-                let old = std::ptr::replace(addr as *mut *mut TVMFFIObject, new);
-                if !old.is_null() {
-                    crate::object::dec_ref(old);
-                }
+                // Released after the locked swap.
+                drop(field_lock::swap_object(addr, new));
             }
         }
     }
@@ -177,9 +172,7 @@ pub(crate) unsafe fn store_slot(kind: FieldKind, addr: *mut u8, value: &AnyView<
 /// # Safety
 /// `addr` must be an initialised Any slot.
 unsafe fn replace_any(addr: *mut u8, v: Any) {
-    // SAFETY: per the caller; the old value is dropped after the swap.
-    let old = unsafe { std::ptr::replace(addr as *mut TVMFFIAny, v.into_raw()) };
-    // SAFETY: the slot owned the old value.
-    drop(unsafe { Any::from_raw_owned(old) });
+    // SAFETY: per the caller; the old value is released after the locked swap.
+    drop(unsafe { field_lock::swap_any(addr, v) });
 }
 

@@ -35,6 +35,7 @@
 pub mod auto_init;
 pub mod field_default;
 mod field_access;
+mod field_lock;
 mod layout;
 mod registration;
 pub mod native_field;

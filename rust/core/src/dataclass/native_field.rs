@@ -30,14 +30,15 @@
 //! it (inside an object kept alive by the caller, for the size of that
 //! storage); an Any field holds an owned value (`Any`'s invariant) and an
 //! object field owns one strong reference when non-NULL. Reads and writes
-//! are unaligned-tolerant and unsynchronised, as the ABI leaves field
-//! synchronisation to callers.
+//! are unaligned-tolerant; those of reference-holding fields go through
+//! [`super::field_lock`], so that a read racing a write never takes its
+//! reference to a value the write already released.
 
 use std::ffi::{c_int, c_void};
-use std::ptr::NonNull;
 
 use crate::abi::{type_index as ti, DLDataType, DLDevice, TVMFFIAny, TVMFFIAnyValue, TVMFFIFieldInfo, TVMFFIObject};
 use crate::values::any::{Any, FromAny};
+use super::field_lock;
 use crate::values::error::{self, Error};
 use crate::object::ObjectRef;
 use crate::tensor::device::device_from_str;
@@ -109,14 +110,16 @@ impl Storage {
             // SAFETY: a DLDevice field.
             Storage::Device => unsafe { (addr as *mut DLDevice).write_unaligned(cast_device(&value)?) },
             Storage::Any => {
-                let new = owned_value(value)?.into_raw();
-                // SAFETY: the field held an owned value, released after the swap.
-                drop(unsafe { Any::from_raw_owned((addr as *mut TVMFFIAny).replace(new)) });
+                let new = owned_value(value)?;
+                // SAFETY: an Any field; the old value is released after the
+                // locked swap (`field_lock`), racing readers having taken
+                // their own references.
+                drop(unsafe { field_lock::swap_any(addr, new) });
             }
             Storage::ObjectRef => {
                 let new = cast_object(&value)?.map_or(std::ptr::null_mut(), ObjectRef::into_raw);
-                // SAFETY: the field owned its reference, released after the swap.
-                unsafe { release_object((addr as *mut *mut TVMFFIObject).replace(new)) };
+                // SAFETY: an object field, given the new reference; as above.
+                drop(unsafe { field_lock::swap_object(addr, new) });
             }
         }
         Ok(())
@@ -173,18 +176,16 @@ impl Ownership {
             Ownership::Plain(n) => unsafe { std::ptr::copy_nonoverlapping(src, dst, n) },
             Ownership::Any => {
                 // SAFETY: an owned Any, copied with its own reference.
-                let copy = Any::from_view(unsafe { &(src as *const TVMFFIAny).read_unaligned() })?;
-                // SAFETY: the destination owns nothing (zero-filled).
+                let copy = unsafe { field_lock::clone_any(src) };
+                // SAFETY: the destination owns nothing (zero-filled) and no
+                // other thread can see it yet.
                 unsafe { (dst as *mut TVMFFIAny).write_unaligned(copy.into_raw()) };
             }
             Ownership::ObjectRef => {
-                // SAFETY: an object field; its reference keeps the object alive.
-                let p = unsafe { (src as *const *mut TVMFFIObject).read_unaligned() };
-                if let Some(p) = NonNull::new(p) {
-                    // SAFETY: as above; the copy takes a reference of its own.
-                    let copy = unsafe { ObjectRef::from_raw_borrowed(p) }.into_raw();
-                    // SAFETY: the destination owns nothing (zero-filled).
-                    unsafe { (dst as *mut *mut TVMFFIObject).write_unaligned(copy) };
+                // SAFETY: an object field; the copy takes a reference of its own.
+                if let Some(copy) = unsafe { field_lock::clone_object(src) } {
+                    // SAFETY: as above.
+                    unsafe { (dst as *mut *mut TVMFFIObject).write_unaligned(copy.into_raw()) };
                 }
             }
         }
@@ -380,26 +381,15 @@ unsafe extern "C" fn get_any(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
         return -1;
     }
     // SAFETY: an Any field holding an owned value; the copy takes its own reference.
-    match Any::from_view(unsafe { &(field as *const TVMFFIAny).read_unaligned() }) {
-        Ok(v) => deliver(v, out),
-        Err(e) => {
-            error::set_raised(e);
-            -1
-        }
-    }
+    deliver(unsafe { field_lock::clone_any(field as *const u8) }, out)
 }
 
 unsafe extern "C" fn get_object(field: *mut c_void, out: *mut TVMFFIAny) -> c_int {
     if null_arguments(field, out) {
         return -1;
     }
-    // SAFETY: an object field; its reference keeps the object alive.
-    let p = unsafe { (field as *const *mut TVMFFIObject).read_unaligned() };
-    let v = match NonNull::new(p) {
-        // SAFETY: as above; the result takes a reference of its own.
-        Some(p) => Any::from_object(unsafe { ObjectRef::from_raw_borrowed(p) }),
-        None => Any::none(),
-    };
+    // SAFETY: an object field; the result takes a reference of its own.
+    let v = unsafe { field_lock::clone_object(field as *const u8) }.map_or_else(Any::none, Any::from_object);
     deliver(v, out)
 }
 
@@ -413,13 +403,8 @@ unsafe extern "C" fn get_object(field: *mut c_void, out: *mut TVMFFIAny) -> c_in
 /// `addr` is the address of `field` inside a live object of its type.
 #[inline]
 pub(crate) unsafe fn read_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<Any> {
-    // SAFETY: per the caller; the peeked value is borrowed from the live
-    // field, and the clone takes a reference of its own.
-    let raw = unsafe { peek_without_getter(field, addr)? };
-    // SAFETY: `raw` is a valid owned-kind value (a field never holds a view
-    // kind); ManuallyDrop keeps the field's own reference untouched.
-    let held = std::mem::ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) });
-    Some((*held).clone())
+    // SAFETY: per the caller.
+    in_place_kind(field).map(|kind| unsafe { read_in_place(kind, addr) })
 }
 
 /// How a field [`read_without_getter`] can read is stored in place.
@@ -447,40 +432,22 @@ pub(crate) fn in_place_kind(field: &TVMFFIFieldInfo) -> Option<InPlace> {
     .find_map(|(getter, kind)| (getter == g).then_some(kind))
 }
 
-/// The raw value of a field [`read_without_getter`] can read, borrowed:
-/// no reference is taken, so the value is valid only while the object
-/// holds it (a walk that runs no outside code meanwhile may use it).
-///
-/// # Safety
-/// `addr` is the address of `field` inside a live object of its type.
-#[inline(always)]
-pub(crate) unsafe fn peek_without_getter(field: &TVMFFIFieldInfo, addr: *const u8) -> Option<TVMFFIAny> {
-    // SAFETY: per the caller.
-    in_place_kind(field).map(|kind| unsafe { peek_in_place(kind, addr) })
-}
-
-/// The raw value stored at `addr` as `kind` says, borrowed (see
-/// [`peek_without_getter`]).
+/// The value stored at `addr` as `kind` says, with a reference of its own
+/// (taken under the field's lock, so a concurrent write cannot free it
+/// first): what the field's getter returns, without the call.
 ///
 /// # Safety
 /// `addr` is the address of a field stored as `kind` inside a live object.
 #[inline(always)]
-pub(crate) unsafe fn peek_in_place(kind: InPlace, addr: *const u8) -> TVMFFIAny {
+pub(crate) unsafe fn read_in_place(kind: InPlace, addr: *const u8) -> Any {
     // SAFETY: per the caller, `addr` holds the storage of `kind`.
     unsafe {
         match kind {
-            InPlace::Any => (addr as *const TVMFFIAny).read_unaligned(),
-            InPlace::Object => {
-                let p = (addr as *const *mut TVMFFIObject).read_unaligned();
-                if p.is_null() {
-                    return TVMFFIAny::NONE;
-                }
-                // The field's reference keeps the object (and its header) alive.
-                TVMFFIAny { type_index: (*p).type_index, small_str_len: 0, value: TVMFFIAnyValue { v_obj: p } }
-            }
-            InPlace::Int => Any::from((addr as *const i64).read_unaligned()).into_raw(),
-            InPlace::Float => Any::from((addr as *const f64).read_unaligned()).into_raw(),
-            InPlace::Bool => Any::from(addr.read() != 0).into_raw(),
+            InPlace::Any => field_lock::clone_any(addr),
+            InPlace::Object => field_lock::clone_object(addr).map_or_else(Any::none, Any::from_object),
+            InPlace::Int => Any::from((addr as *const i64).read_unaligned()),
+            InPlace::Float => Any::from((addr as *const f64).read_unaligned()),
+            InPlace::Bool => Any::from(addr.read() != 0),
         }
     }
 }

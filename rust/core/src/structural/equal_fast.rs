@@ -27,10 +27,10 @@ use crate::object::ObjectRef;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
-use crate::dataclass::native_field::peek_in_place;
+use crate::dataclass::native_field::read_in_place;
 
 use super::active_path::can_close_cycle;
-use super::fast_path::{borrow_object, hold, walks_fields, FAST_DEPTH, FAST_STACK};
+use super::fast_path::{borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::type_plan::FieldRead;
 use super::equal_state::{Equal, Frame, Task};
 use super::leaf_equal::leaf_equal;
@@ -180,10 +180,9 @@ impl Equal {
                 return Ok(Fast::HandedOver);
             };
             // SAFETY: the field belongs to the objects' type, and both are
-            // held (module invariant); `hold` takes a reference before
-            // anything looks inside the values.
-            let (l, r) = unsafe { (peek_in_place(in_place, (lp as *const u8).add(read.offset)), peek_in_place(in_place, (rp as *const u8).add(read.offset))) };
-            let (l, r) = (hold(l), hold(r));
+            // held (module invariant); each read takes a reference (under
+            // the field's lock) before anything looks inside the values.
+            let (l, r) = unsafe { (read_in_place(in_place, (lp as *const u8).add(read.offset)), read_in_place(in_place, (rp as *const u8).add(read.offset))) };
             match leaf_equal(&l, &r) {
                 Some(true) => continue,
                 Some(false) => {

@@ -5,11 +5,12 @@
 //! Invariant of both fast paths (every `unsafe` block here and there relies
 //! on it): a fast path looks inside an object only while it holds a
 //! reference to it — the value it started at (which its caller owns) or a
-//! value it read from a field and took a reference to ([`hold`]) before
-//! descending. Another thread may reassign fields meanwhile (the GIL is
-//! released during structural calls, and a free-threaded build has none):
-//! that drops the field's reference, never the one held here, so nothing
-//! read is freed under the walk. An Array is immutable while more than one
+//! value it read from a field with a reference of its own
+//! ([`crate::dataclass::native_field::read_in_place`], which takes it under
+//! the field's lock) before descending. Another thread may reassign fields
+//! meanwhile (the GIL is released during structural calls, and a
+//! free-threaded build has none): that drops the field's reference, never
+//! the one held here, so nothing read is freed under the walk. An Array is immutable while more than one
 //! reference to it exists, so the items of a held Array may be read in
 //! place. The fast paths call no code outside the core (no hook, no field
 //! getter other than the in-place reads, no Map task, no frontend).
@@ -17,9 +18,8 @@
 use std::cell::Cell;
 use std::mem::ManuallyDrop;
 
-use crate::abi::{type_index as ti, TVMFFIAny, TVMFFIObject};
+use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::object::ObjectRef;
-use crate::values::any::Any;
 
 /// Levels of native recursion before the walk's frames take over (so the
 /// native stack a comparison uses stays small and bounded).
@@ -59,15 +59,6 @@ pub fn with_fast_paths<R>(fast: bool, f: impl FnOnce() -> R) -> R {
     }
     let _restore = Restore(FORCED.with(|c| c.replace(Some(fast))));
     f()
-}
-
-/// A value just read from a field of a held object, with a reference of
-/// its own: the field may be reassigned by another thread once read.
-pub(super) fn hold(raw: TVMFFIAny) -> Any {
-    // SAFETY: `raw` was read from a live field (its object is held, per the
-    // module invariant); the clone takes the reference this path keeps and
-    // ManuallyDrop gives back none it did not take.
-    Any::clone(&ManuallyDrop::new(unsafe { Any::from_raw_owned(raw) }))
 }
 
 /// The object of a value the caller holds, without a reference of its own.

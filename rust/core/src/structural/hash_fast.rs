@@ -32,11 +32,11 @@ use crate::object::strong_count;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
-use crate::dataclass::native_field::peek_in_place;
+use crate::dataclass::native_field::read_in_place;
 
 use super::active_path::can_close_cycle;
 use super::type_plan::FieldRead;
-use super::fast_path::{borrow_object, hold, walks_fields, FAST_DEPTH, FAST_STACK};
+use super::fast_path::{borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::hash_state::{Frame, Hasher, Task};
 use super::leaf_hash::leaf_hash;
 use super::{def_region, hash_combine, kind, SeqItems};
@@ -172,9 +172,9 @@ impl Hasher {
                 return Ok(FastHash::HandedOver);
             };
             // SAFETY: the field belongs to the object's type, and the
-            // object is held (module invariant); `hold` takes a reference
-            // before anything looks inside the value.
-            let v = hold(unsafe { peek_in_place(in_place, (p as *const u8).add(read.offset)) });
+            // object is held (module invariant); the read takes a reference
+            // (under the field's lock) before anything looks inside the value.
+            let v = unsafe { read_in_place(in_place, (p as *const u8).add(read.offset)) };
             if let Some(lh) = leaf_hash(&v) {
                 h = hash_combine(h, lh);
                 continue;
