@@ -33,11 +33,17 @@ pub(crate) struct JsonDoc<'t> {
 }
 
 /// A value as stored: 16 bytes, offsets in 32 bits (a document is at most
-/// 4 GiB, so no offset into it or its vectors exceeds that).
+/// 4 GiB, so no offset into it or its vectors exceeds that). Every payload
+/// is a whole 4- or 8-byte word at an aligned offset (a bool too), so that a
+/// value moves as aligned words: with a one-byte payload the compiler
+/// copies values in pieces at odd offsets, and reading those back stalls
+/// store-to-load forwarding on every value the parser stacks.
 #[derive(Clone, Copy)]
+#[repr(u32)]
 enum Node {
     Null,
-    Bool(bool),
+    /// 0 or 1.
+    Bool(u32),
     Int(i64),
     Float(f64),
     Text { start: u32, len: u32 },
@@ -178,7 +184,7 @@ impl JsonDoc<'static> {
                 }
                 Work::Visit(v) => match v.type_index() {
                     ti::kTVMFFINone => values.push(Node::Null),
-                    ti::kTVMFFIBool => values.push(Node::Bool(v.get::<bool>()?)),
+                    ti::kTVMFFIBool => values.push(Node::Bool(v.get::<bool>()? as u32)),
                     ti::kTVMFFIInt => values.push(Node::Int(v.get::<i64>()?)),
                     ti::kTVMFFIFloat => values.push(Node::Float(v.get::<f64>()?)),
                     ti::kTVMFFIStr | ti::kTVMFFISmallStr => {
@@ -217,7 +223,7 @@ impl<'a> Json<'a> {
         let doc = self.doc;
         match self.node {
             Node::Null => Value::Null,
-            Node::Bool(b) => Value::Bool(b),
+            Node::Bool(b) => Value::Bool(b != 0),
             Node::Int(i) => Value::Int(i),
             Node::Float(f) => Value::Float(f),
             Node::Text { start, len } => Value::Str(&doc.text[start as usize..(start + len) as usize]),
@@ -317,7 +323,7 @@ impl<'t> Build<'t> for DocBuilder<'_, 't> {
         Node::Null
     }
     fn bool(&mut self, v: bool) -> Node {
-        Node::Bool(v)
+        Node::Bool(v as u32)
     }
     fn int(&mut self, v: i64) -> Node {
         Node::Int(v)

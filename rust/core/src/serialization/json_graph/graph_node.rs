@@ -130,21 +130,26 @@ impl<'a> GraphNode<'a> {
     /// `data` as an array of integers within 64 bits (node indices or a
     /// shape's dims; indices are checked against the graph by the caller).
     pub(super) fn data_ints(&self) -> Result<Vec<i64>, Error> {
+        self.check_ints()?;
+        Ok(self.checked_ints().collect())
+    }
+
+    /// Check that `data` is an array of integers, as [`Self::data_ints`]
+    /// reads it, without collecting them; their count.
+    pub(super) fn check_ints(&self) -> Result<usize, Error> {
         let v = self.data()?;
         let Value::Array(items) = v.value() else {
             return Err(self.refuse("data", format!("must be an array of integers, got {}", kind_of(&v))));
         };
-        items
-            .iter()
-            .enumerate()
-            .map(|(j, x)| match x.value() {
-                Value::Int(i) => Ok(i),
-                _ => Err(self.refuse(&format!("data[{j}]"), format!("must be an integer, got {}", kind_of(&x)))),
-            })
-            .collect()
+        for (j, x) in items.iter().enumerate() {
+            if !matches!(x.value(), Value::Int(_)) {
+                return Err(self.refuse(&format!("data[{j}]"), format!("must be an integer, got {}", kind_of(&x))));
+            }
+        }
+        Ok(items.len())
     }
 
-    /// The integers of an array `data` that [`Self::data_ints`] has
+    /// The integers of an array `data` that [`Self::check_ints`] has
     /// already checked.
     pub(super) fn checked_ints(&self) -> impl ExactSizeIterator<Item = i64> + 'a {
         let Some(Value::Array(items)) = self.data.map(|d| d.value()) else {

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use crate::abi::{field_flag, type_index as ti, DLDevice, TVMFFIFieldInfo};
 use crate::serialization::json::tree::{Items, Json, JsonDoc, Value};
 use crate::values::any::{make_str_or_bytes, Any};
-use crate::containers::{Dict, List, Map, Shape};
+use crate::containers::{Array, Dict, List, Map, Shape};
 use crate::dataclass;
 use crate::values::error::Error;
 use crate::values::function::Function;
@@ -29,7 +29,7 @@ use crate::types::type_registry;
 
 use super::graph_node::{inline_float, invalid, kind_of, kind_of_value, GraphNode};
 use super::base64_decode;
-use super::graph_values::{array_of, obj_any};
+use super::graph_values::obj_any;
 
 /// Where a node refers to a child, for messages.
 #[derive(Clone, Copy)]
@@ -150,25 +150,34 @@ impl<'a> Reader<'a> {
         Ok(f)
     }
 
-    /// The child indices of a node, each with the slot naming it.
-    fn children_of(&self, node: &GraphNode<'a>) -> Result<Vec<(i64, Slot)>, Error> {
-        let items = |ints: Vec<i64>| ints.into_iter().enumerate().map(|(j, c)| (c, Slot::Item(j))).collect();
+    /// Check every child of `node` (in order; the first bad one is the
+    /// error) and push those not yet decoded onto `stack`, the first child
+    /// on top. Nothing is allocated per node.
+    fn push_children(&self, node: &GraphNode<'a>, stack: &mut Vec<(i64, bool)>) -> Result<(), Error> {
+        let mark = stack.len();
+        let mut visit = |c: i64, slot: Slot| -> Result<(), Error> {
+            self.check_child(node, c, slot)?;
+            if self.decoded[c as usize].is_none() {
+                stack.push((c, false));
+            }
+            Ok(())
+        };
         match node.type_index {
-            ti::kTVMFFIArray | ti::kTVMFFIList => Ok(items(node.data_ints()?)),
-            ti::kTVMFFIMap | ti::kTVMFFIDict => {
-                let idx = node.data_ints()?;
-                if idx.len() % 2 != 0 {
+            ti::kTVMFFIArray | ti::kTVMFFIList | ti::kTVMFFIMap | ti::kTVMFFIDict => {
+                let n = node.check_ints()?;
+                if matches!(node.type_index, ti::kTVMFFIMap | ti::kTVMFFIDict) && n % 2 != 0 {
                     return Err(invalid(format!(
                         "{}: Map/Dict data must contain an even number of [key, value] entries, got {}",
                         node.what(),
-                        idx.len()
+                        n
                     )));
                 }
-                Ok(items(idx))
+                for (j, c) in node.checked_ints().enumerate() {
+                    visit(c, Slot::Item(j))?;
+                }
             }
             i if i >= ti::kTVMFFIStaticObjectEnd && !self.facts(i)?.uses_data_hook() => {
                 let data = node.data_fields()?;
-                let mut out = Vec::new();
                 for f in &self.facts(i)?.fields {
                     if is_inline(f.info) {
                         continue;
@@ -176,15 +185,16 @@ impl<'a> Reader<'a> {
                     let slot = Slot::Field(f.info);
                     if let Some(raw) = data.get(f.name.as_bytes()) {
                         match raw.value() {
-                            Value::Int(c) => out.push((c, slot)),
+                            Value::Int(c) => visit(c, slot)?,
                             _ => return Err(node.refuse(&slot.name(), format!("must be a node index, got {}", kind_of(&raw)))),
                         }
                     }
                 }
-                Ok(out)
             }
-            _ => Ok(Vec::new()),
+            _ => {}
         }
+        stack[mark..].reverse();
+        Ok(())
     }
 
     fn check_child(&self, node: &GraphNode<'a>, child: i64, slot: Slot) -> Result<(), Error> {
@@ -225,16 +235,10 @@ impl<'a> Reader<'a> {
                 continue;
             }
             let node = self.node_at(i)?;
-            let children = self.children_of(&node)?;
             self.active[i as usize] = Some(node);
             stack.push((i, true));
-            for (c, slot) in children.into_iter().rev() {
-                let node = self.active[i as usize].as_ref().expect("entered above");
-                self.check_child(node, c, slot)?;
-                if self.decoded[c as usize].is_none() {
-                    stack.push((c, false));
-                }
-            }
+            let node = self.active[i as usize].as_ref().expect("entered above");
+            self.push_children(node, &mut stack)?;
         }
         Ok(())
     }
@@ -271,15 +275,16 @@ impl<'a> Reader<'a> {
             ti::kTVMFFIStr => make_str_or_bytes(node.data_str()?, false)?,
             ti::kTVMFFIBytes => Any::bytes(&base64_decode(node.data_str()?).map_err(|e| node.refuse("data", e.message()))?)?,
             ti::kTVMFFIArray | ti::kTVMFFIList => {
-                let items = node.checked_ints().map(|c| self.child(c)).collect();
+                let ints = node.checked_ints();
                 if node.type_index == ti::kTVMFFIArray {
-                    array_of(items)?
+                    // Written straight into the Array's storage.
+                    obj_any(Array::from_owned(ints.len(), ints.map(|c| self.child(c)))?.into_object())
                 } else {
-                    obj_any(List::new(items)?.into_object())
+                    obj_any(List::new(ints.map(|c| self.child(c)).collect())?.into_object())
                 }
             }
             ti::kTVMFFIMap | ti::kTVMFFIDict => {
-                // children_of checked the count before anything was decoded.
+                // push_children checked the count before anything was decoded.
                 let mut ints = node.checked_ints();
                 let mut pairs = Vec::with_capacity(ints.len() / 2);
                 while let (Some(k), Some(v)) = (ints.next(), ints.next()) {
@@ -365,8 +370,8 @@ impl<'a> Reader<'a> {
                 None => return Err(wrong("a data type string")),
             },
             declared => {
-                // children_of checked the index and decoded the node.
-                let Value::Int(c) = raw.value() else { unreachable!("children_of read every node-index field as an integer") };
+                // push_children checked the index and decoded the node.
+                let Value::Int(c) = raw.value() else { unreachable!("push_children read every node-index field as an integer") };
                 let v = self.child(c);
                 if declared >= ti::kTVMFFIStaticObjectEnd
                     && !v.is_none()
