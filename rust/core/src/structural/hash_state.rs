@@ -42,7 +42,8 @@ impl Hasher {
             skip_tensor_content,
             free_var_counter: 0,
             graph_node_counter: 0,
-            memo: AddressMap::with_capacity_and_hasher(64, Default::default()),
+            // Allocated when first needed: unshared tree nodes never enter it.
+            memo: AddressMap::default(),
             plans: TypePlans::new(b"__s_hash__"),
             path: ActivePath::default(),
             shallowest_reference: usize::MAX,

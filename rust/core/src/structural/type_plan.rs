@@ -13,7 +13,6 @@
 //! table's generation invalidates: a small comparison repeated many times
 //! (a common pattern) looks its types up once, not once per call.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::abi::{field_flag, TVMFFIFieldInfo};
@@ -21,7 +20,7 @@ use crate::dataclass::native_field::{in_place_kind, InPlace};
 use crate::values::any::Any;
 use crate::values::error::Error;
 use crate::object::ObjectRef;
-use crate::types::type_facts_cache::TypeFactsCache;
+use crate::types::type_facts_cache::{IndexMap, TypeFactsCache};
 use crate::types::type_registry;
 
 /// The structural facts of one type.
@@ -59,19 +58,58 @@ unsafe impl Sync for TypePlan {}
 pub(crate) struct TypePlans {
     hook_attr: &'static [u8],
     plans: Vec<Arc<TypePlan>>,
-    by_index: HashMap<i32, PlanId>,
+    /// The type index of each plan, searched in order while there are few
+    /// (most runs meet a handful of types, and a map would cost an
+    /// allocation per run).
+    indices: Vec<i32>,
+    /// Plans by type index, once there are more than [`LINEAR_PLANS`].
+    by_index: IndexMap<i32, PlanId>,
     /// The last type looked up (a run mostly meets one type many times
     /// in a row).
     last: Option<(i32, PlanId)>,
 }
 
-/// Plans of earlier runs, by (type index, hook attribute).
-static SHARED: TypeFactsCache<(i32, &'static [u8]), TypePlan> = TypeFactsCache::new();
+/// Types a run looks up by linear search before it builds a map.
+const LINEAR_PLANS: usize = 16;
+
+/// Plans of earlier runs, by (type index, address of the hook attribute's
+/// name: each walk names its attribute by one static string).
+static SHARED: TypeFactsCache<(i32, usize), TypePlan> = TypeFactsCache::new();
+
+/// Plans this thread took from [`SHARED`] lately, with the type table's
+/// generation they belong to: a run of a few objects (a common pattern,
+/// repeated many times) finds its types here without the shared lock.
+type Recent = (u64, Vec<((i32, usize), Arc<TypePlan>)>);
+
+thread_local! {
+    static RECENT: std::cell::RefCell<Recent> = const { std::cell::RefCell::new((0, Vec::new())) };
+}
+
+/// Plans [`RECENT`] keeps per thread.
+const RECENT_PLANS: usize = 32;
 
 /// The plan of `obj`'s type: a shared one of the current type table, else
 /// made now.
 fn shared_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<Arc<TypePlan>, Error> {
-    SHARED.get_or_make((obj.type_index(), hook_attr), || make_plan(obj, hook_attr))
+    let key = (obj.type_index(), hook_attr.as_ptr() as usize);
+    // Read before the table, as the shared cache does: a plan made across a
+    // change is labelled with the older generation.
+    let generation = type_registry::generation();
+    let hit = RECENT.with_borrow(|(g, plans)| {
+        (*g == generation).then(|| plans.iter().find(|(k, _)| *k == key).map(|(_, p)| p.clone())).flatten()
+    });
+    if let Some(plan) = hit {
+        return Ok(plan);
+    }
+    let plan = SHARED.get_or_make(key, || make_plan(obj, hook_attr))?;
+    RECENT.with_borrow_mut(|(g, plans)| {
+        if *g != generation || plans.len() >= RECENT_PLANS {
+            *g = generation;
+            plans.clear();
+        }
+        plans.push((key, plan.clone()));
+    });
+    Ok(plan)
 }
 
 fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Error> {
@@ -94,7 +132,7 @@ pub(crate) struct PlanId(usize);
 impl TypePlans {
     /// An empty cache whose plans carry the `hook_attr` type attribute.
     pub(crate) fn new(hook_attr: &'static [u8]) -> TypePlans {
-        TypePlans { hook_attr, plans: Vec::new(), by_index: HashMap::new(), last: None }
+        TypePlans { hook_attr, plans: Vec::new(), indices: Vec::new(), by_index: IndexMap::default(), last: None }
     }
 
     /// The plan of `obj`'s type (an error for unregistered types and types
@@ -112,13 +150,25 @@ impl TypePlans {
 
     #[inline(never)]
     fn of_other(&mut self, obj: &ObjectRef, index: i32) -> Result<PlanId, Error> {
-        let id = match self.by_index.get(&index) {
-            Some(&id) => id,
+        let known = if self.plans.len() <= LINEAR_PLANS {
+            self.indices.iter().position(|&i| i == index).map(PlanId)
+        } else {
+            self.by_index.get(&index).copied()
+        };
+        let id = match known {
+            Some(id) => id,
             None => {
                 let plan = shared_plan(obj, self.hook_attr)?;
                 let id = PlanId(self.plans.len());
                 self.plans.push(plan);
-                self.by_index.insert(index, id);
+                self.indices.push(index);
+                if self.plans.len() > LINEAR_PLANS {
+                    if self.by_index.is_empty() {
+                        self.by_index.extend(self.indices.iter().enumerate().map(|(k, &i)| (i, PlanId(k))));
+                    } else {
+                        self.by_index.insert(index, id);
+                    }
+                }
                 id
             }
         };

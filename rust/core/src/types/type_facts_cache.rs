@@ -6,16 +6,49 @@
 //! every fact be derived again.
 
 use std::collections::HashMap;
-use std::hash::Hash;
+use std::hash::{BuildHasherDefault, Hash, Hasher};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use super::type_registry;
 
+/// Hashes small integer keys (type indices, addresses of static
+/// selectors): a multiply per word, where SipHash's flood resistance buys
+/// nothing (the keys come from the type table, not from input) and costs
+/// more than the lookup it serves.
+#[derive(Default)]
+pub struct IndexHasher(u64);
+
+impl Hasher for IndexHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(b as u64);
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(26) ^ n).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(n as u64);
+    }
+    fn write_i32(&mut self, n: i32) {
+        self.write_u64(n as u32 as u64);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+/// A map keyed by small integers, hashed with [`IndexHasher`].
+pub type IndexMap<K, V> = HashMap<K, V, BuildHasherDefault<IndexHasher>>;
+
 /// Facts `V` by key `K` (a type index, with whatever else selects them).
 pub struct TypeFactsCache<K, V> {
-    inner: Mutex<Option<(u64, HashMap<K, Arc<V>>)>>,
+    inner: Mutex<Option<(u64, IndexMap<K, Arc<V>>)>>,
 }
 
 impl<K: Eq + Hash + Copy, V> TypeFactsCache<K, V> {
@@ -44,7 +77,11 @@ impl<K: Eq + Hash + Copy, V> TypeFactsCache<K, V> {
                 facts.insert(key, v.clone());
             }
             Some((g, _)) if *g > generation => {} // newer facts are kept
-            _ => *inner = Some((generation, HashMap::from([(key, v.clone())]))),
+            _ => {
+                let mut facts = IndexMap::default();
+                facts.insert(key, v.clone());
+                *inner = Some((generation, facts));
+            }
         }
         Ok(v)
     }
