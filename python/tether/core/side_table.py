@@ -3,8 +3,11 @@
 Objects allocated without tether's allocation header (C++ built against
 upstream's headers, plain ``malloc``) are tied through a side table keyed
 by handle. The extension drops the entries of objects that died whenever
-the table doubles; this hook also drops them after every collection, so a
-chain of such objects is released as soon as Python lets go of it.
+the table doubles; this hook also drops them after every collection of
+the older generations (and so after every ``gc.collect()``), so a chain of
+such objects is released soon after Python lets go of it. Youngest-
+generation collections run every few hundred allocations; a sweep visits
+every entry, so after those it would cost more than it frees.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ __all__: list = []
 
 
 def _sweep_side_table(phase: str, info: dict) -> None:
-    if phase == "stop":
+    if phase == "stop" and info.get("generation", 2) >= 1:
         _ffi.sweep_side_table()
 
 
