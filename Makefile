@@ -280,7 +280,7 @@ sanitize:
 	RUSTFLAGS="-Zsanitizer=address" $(CARGO) +nightly test $(CARGO_WORKSPACE) --tests \
 	    --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/asan
 	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
-	    --test objects_and_values --test field_races --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
+	    --test objects_and_values --test py_class_fields --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan
 	RUSTFLAGS="-Zsanitizer=thread" $(CARGO) +nightly test -Zbuild-std -p tether-core \
 	    --lib --target x86_64-unknown-linux-gnu --target-dir $(TARGET)/tsan -- field_lock
 	$(MAKE) python

@@ -3,10 +3,14 @@
 //! `tether.dataclass.RegisterPyClassFields`): the type exists before its
 //! fields, fields are laid out after the parent's (native parents
 //! included), the core refuses layouts that overlap or leave the object,
-//! a second registration and a parent whose fields are still pending.
+//! a second registration and a parent whose fields are still pending; and
+//! walks that hold what they read while another thread writes the fields.
 
-use tether_core::abi::field_flag;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use tether_core::abi::{field_flag, type_index as ti};
 use tether_core::dataclass::py_class_fields::{alloc_type, register_fields};
+use tether_core::structural::{equal, hash};
 use tether_core::types::type_registry;
 use tether_core::{Any, Array, Error, Function, ObjectRef};
 
@@ -182,4 +186,83 @@ fn a_fields_declared_default_is_readable() -> Result<(), Error> {
     assert!(field_default(index, "nope").is_err());
     assert!(field_default(-5, "plain").is_err());
     Ok(())
+}
+
+fn array(items: Vec<Any>) -> Any {
+    Any::from_object(Array::new(items).unwrap().into_object())
+}
+
+/// A tree-node type with an Any field `x` and an object field `o`.
+fn race_node_type() -> Result<i32, Error> {
+    let index = alloc_type("test.pcf.RaceNode", OBJECT)?;
+    let recs = records(vec![record("x", ti::kTVMFFIAny, 16, 8, 24), record("o", ti::kTVMFFIObject, 8, 8, 40)]);
+    // Structure kind 1: a tree node, compared and hashed by its fields.
+    register_fields(index, &recs, 48, 1)?;
+    Ok(index)
+}
+
+fn new_node(index: i32) -> Result<ObjectRef, Error> {
+    attr(index, "__ffi_new__").call(&[])?.get::<ObjectRef>()
+}
+
+fn set(obj: &ObjectRef, i: usize, v: Any) -> Result<(), Error> {
+    let fields = type_registry::all_fields(obj.type_index());
+    tether_core::dataclass::set_field(obj, &fields[i], v.as_raw())
+}
+
+/// Walks racing field writes: one thread hashes, compares and serializes a
+/// forest of these objects while another keeps replacing their fields
+/// through the setters, each replacement releasing the only reference to
+/// the old value. A walk takes its reference to a field's value before
+/// the write can release it (the field lock), so nothing it reads is freed
+/// under it. Run plainly this catches crashes and wrong results; `make
+/// sanitize` runs it under ThreadSanitizer, which reports the
+/// unsynchronised read otherwise.
+#[test]
+fn walks_hold_what_they_read_while_another_thread_writes_fields() -> Result<(), Error> {
+    let index = race_node_type()?;
+    let forest = |n: usize| -> Result<(Vec<ObjectRef>, Any), Error> {
+        let nodes = (0..n).map(|_| new_node(index)).collect::<Result<Vec<_>, _>>()?;
+        for (i, node) in nodes.iter().enumerate() {
+            set(node, 0, array(vec![Any::from(i as i64), Any::string("abcdefghijklmnopqrstuvwxyz")?]))?;
+        }
+        let root = array(nodes.iter().map(|o| Any::from_object(o.clone())).collect());
+        Ok((nodes, root))
+    };
+    let (nodes, root) = forest(500)?;
+    let (twins, twin) = forest(500)?;
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| -> Result<(), Error> {
+        let writer = s.spawn(|| -> Result<(), Error> {
+            let mut k = 0i64;
+            while !stop.load(Ordering::Relaxed) {
+                for (a, b) in nodes.iter().zip(&twins) {
+                    set(a, 0, array(vec![Any::from(k), Any::string("abcdefghijklmnopqrstuvwxyz")?]))?;
+                    set(a, 1, array(vec![Any::from(k)]))?;
+                    set(b, 1, if k % 2 == 0 { Any::none() } else { Any::from_object(new_node(index)?) })?;
+                }
+                k += 1;
+            }
+            Ok(())
+        });
+        let result = (|| -> Result<(), Error> {
+            for round in 0..60 {
+                for fast in [true, false] {
+                    tether_core::structural::with_fast_paths(fast, || -> Result<(), Error> {
+                        hash::structural_hash(&root, false, false)?;
+                        // Some state each was in: equal or not, never a crash.
+                        equal::structural_equal(&root, &twin, false, false)?;
+                        if round % 10 == 0 {
+                            tether_core::serialization::json_graph::to_json_graph(&root, &Any::none())?;
+                        }
+                        Ok(())
+                    })?;
+                }
+            }
+            Ok(())
+        })();
+        stop.store(true, Ordering::Relaxed);
+        writer.join().expect("the writer thread")?;
+        result
+    })
 }
