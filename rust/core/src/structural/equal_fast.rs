@@ -14,9 +14,10 @@
 //! Invariant (every `unsafe` block below relies on it): the fast path
 //! looks inside an object only while it holds a reference to it
 //! ([`super::fast_path`]), so fields reassigned by another thread meanwhile
-//! free nothing it reads. It runs no code outside the core (no
-//! `__s_equal__` hook, no field getter other than the in-place reads, no
-//! Map task, no frontend): whatever would, and whatever lies deeper than
+//! free nothing it reads. Of code outside the core it calls only field
+//! getters, whose values it holds as it holds in-place reads (no
+//! `__s_equal__` hook, no Map task, no frontend): whatever would need more,
+//! and whatever lies deeper than
 //! [`FAST_DEPTH`], is handed back to the walk: each open level becomes an
 //! ordinary frame holding its own references ("handed over"), and the walk
 //! continues from there.
@@ -27,7 +28,6 @@ use crate::object::ObjectRef;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
-use crate::dataclass::native_field::read_in_place;
 
 use super::active_path::can_close_cycle;
 use super::fast_path::{borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
@@ -172,17 +172,18 @@ impl Equal {
         let mut next = 0;
         while let Some(&read) = reads.get(next) {
             next += 1;
-            let Some(in_place) = read.in_place else {
-                // A getter is outside code: the walk calls it, from this
-                // field on.
-                let task = Task::Fields { lhs: (*lo).clone(), rhs: (*ro).clone(), kind: k, plan: plan_id, next: next - 1, object_region, field_region: None };
-                self.handed_over.push(Frame { task, cycle });
-                return Ok(Fast::HandedOver);
-            };
             // SAFETY: the field belongs to the objects' type, and both are
-            // held (module invariant); each read takes a reference (under
-            // the field's lock) before anything looks inside the values.
-            let (l, r) = unsafe { (read_in_place(in_place, (lp as *const u8).add(read.offset)), read_in_place(in_place, (rp as *const u8).add(read.offset))) };
+            // held (module invariant); each read takes a reference (in place
+            // under the field's lock, or from the getter) before anything
+            // looks inside the values.
+            let (l, r) = match unsafe { (read.read(lp), read.read(rp)) } {
+                (Ok(l), Ok(r)) => (l, r),
+                (Err(e), _) | (_, Err(e)) => {
+                    self.region = object_region;
+                    self.leave_cycle(cycle);
+                    return Err(e);
+                }
+            };
             match leaf_equal(&l, &r) {
                 Some(true) => continue,
                 Some(false) => {

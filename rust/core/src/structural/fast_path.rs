@@ -12,8 +12,11 @@
 //! free-threaded build has none): that drops the field's reference, never
 //! the one held here, so nothing read is freed under the walk. An Array is immutable while more than one
 //! reference to it exists, so the items of a held Array may be read in
-//! place. The fast paths call no code outside the core (no hook, no field
-//! getter other than the in-place reads, no Map task, no frontend).
+//! place. The only code outside the core the fast paths call is a field's
+//! getter (a C++ type's, say): it hands back an owned value, which the
+//! path holds like an in-place read, so whatever the getter does cannot
+//! free what the path reads. Hooks, Map tasks and frontends are the
+//! walk's.
 
 use std::cell::Cell;
 use std::mem::ManuallyDrop;

@@ -20,9 +20,10 @@
 //! Invariant (every `unsafe` block below relies on it): the fast path
 //! looks inside an object only while it holds a reference to it
 //! ([`super::fast_path`]), so fields reassigned by another thread meanwhile
-//! free nothing it reads. It runs no code outside the core (no
-//! `__s_hash__` hook, no field getter other than the in-place reads, no
-//! frontend): whatever would, and whatever lies deeper than
+//! free nothing it reads. Of code outside the core it calls only field
+//! getters, whose values it holds as it holds in-place reads (no
+//! `__s_hash__` hook, no frontend): whatever would need more, and whatever
+//! lies deeper than
 //! [`FAST_DEPTH`], is handed back to the walk as ordinary frames holding
 //! their own references.
 
@@ -32,7 +33,6 @@ use crate::object::strong_count;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
-use crate::dataclass::native_field::read_in_place;
 
 use super::active_path::can_close_cycle;
 use super::type_plan::FieldRead;
@@ -164,17 +164,18 @@ impl Hasher {
         let mut next = 0;
         while let Some(&read) = reads.get(next) {
             next += 1;
-            let Some(in_place) = read.in_place else {
-                // A getter is outside code: the walk calls it, from this
-                // field on.
-                let task = Task::Fields { obj: (*obj).clone(), kind: k, plan: plan_id, next: next - 1, h, object_region, field_region: None };
-                self.handed_over.push(Frame { task, cycle });
-                return Ok(FastHash::HandedOver);
-            };
             // SAFETY: the field belongs to the object's type, and the
             // object is held (module invariant); the read takes a reference
-            // (under the field's lock) before anything looks inside the value.
-            let v = unsafe { read_in_place(in_place, (p as *const u8).add(read.offset)) };
+            // (in place under the field's lock, or from the getter) before
+            // anything looks inside the value.
+            let v = match unsafe { read.read(p) } {
+                Ok(v) => v,
+                Err(e) => {
+                    self.region = object_region;
+                    self.leave(cycle);
+                    return Err(e);
+                }
+            };
             if let Some(lh) = leaf_hash(&v) {
                 h = hash_combine(h, lh);
                 continue;

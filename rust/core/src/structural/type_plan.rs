@@ -42,6 +42,8 @@ pub(crate) struct TypePlan {
 pub(crate) struct FieldRead {
     pub(crate) offset: usize,
     pub(crate) in_place: Option<InPlace>,
+    /// The field's record (its getter, when not read in place).
+    pub(crate) field: &'static TVMFFIFieldInfo,
     /// The field's flags (its def region).
     pub(crate) flags: i64,
 }
@@ -121,13 +123,39 @@ fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Erro
         .into_iter()
         .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
         .collect();
-    let reads = fields.iter().map(|f| FieldRead { offset: f.offset as usize, in_place: in_place_kind(f), flags: f.flags }).collect();
+    let reads = fields.iter().map(|f| FieldRead { offset: f.offset as usize, in_place: in_place_kind(f), field: f, flags: f.flags }).collect();
     Ok(TypePlan { kind, key_hash, hook, fields, reads })
 }
 
 /// A plan's position in its [`TypePlans`].
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct PlanId(usize);
+
+impl FieldRead {
+    /// This field of `obj`, with a reference of its own: read in place
+    /// (under the field's lock), or through its getter.
+    ///
+    /// # Safety
+    /// `obj` is a live object of the plan's type, held by the caller.
+    #[inline(always)]
+    pub(crate) unsafe fn read(&self, obj: *mut crate::abi::TVMFFIObject) -> Result<Any, Error> {
+        match self.in_place {
+            // SAFETY: per the caller, the field is inside the live object.
+            Some(kind) => Ok(unsafe { crate::dataclass::native_field::read_in_place(kind, (obj as *const u8).add(self.offset)) }),
+            None => {
+                let getter = self.field.getter.ok_or_else(|| Error::attribute_error("field has no getter"))?;
+                let mut out = crate::abi::TVMFFIAny::NONE;
+                // SAFETY: as above; the getter writes an owned value.
+                let rc = unsafe { getter((obj as *mut u8).add(self.offset) as *mut std::ffi::c_void, &mut out) };
+                if rc != 0 {
+                    return Err(crate::values::error::take_raised_or_unknown(rc));
+                }
+                // SAFETY: getters hand back an owned value.
+                Ok(unsafe { Any::from_raw_owned(out) })
+            }
+        }
+    }
+}
 
 impl TypePlans {
     /// An empty cache whose plans carry the `hook_attr` type attribute.
