@@ -24,6 +24,7 @@
 
 use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
+use crate::dataclass::native_field::read_in_place;
 use crate::object::ObjectRef;
 use crate::values::any::Any;
 use crate::values::error::Error;
@@ -31,7 +32,7 @@ use crate::values::error::Error;
 
 use super::active_path::can_close_cycle;
 use super::fast_path::{borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
-use super::type_plan::FieldRead;
+use super::type_plan::{getter_result, read_by_getter, FieldRead};
 use super::equal_state::{Equal, Frame, Task};
 use super::leaf_equal::leaf_equal;
 use super::{def_region, kind, SeqItems};
@@ -176,13 +177,18 @@ impl Equal {
             // held (module invariant); each read takes a reference (in place
             // under the field's lock, or from the getter) before anything
             // looks inside the values.
-            let (l, r) = match unsafe { (read.read(lp), read.read(rp)) } {
-                (Ok(l), Ok(r)) => (l, r),
-                (Err(e), _) | (_, Err(e)) => {
-                    self.region = object_region;
-                    self.leave_cycle(cycle);
-                    return Err(e);
-                }
+            let (l, r) = match read.in_place {
+                // SAFETY: as above.
+                Some(kind) => unsafe { (read_in_place(kind, (lp as *const u8).add(read.offset)), read_in_place(kind, (rp as *const u8).add(read.offset))) },
+                // SAFETY: as above.
+                None => match self.plans.field(plan_id, next - 1).map(|f| unsafe { (getter_result(read_by_getter(f, lp)), getter_result(read_by_getter(f, rp))) }).expect("a planned field") {
+                    (Ok(l), Ok(r)) => (l, r),
+                    (Err(e), _) | (_, Err(e)) => {
+                        self.region = object_region;
+                        self.leave_cycle(cycle);
+                        return Err(e);
+                    }
+                },
             };
             match leaf_equal(&l, &r) {
                 Some(true) => continue,

@@ -10,11 +10,14 @@
 //! whose only references are the one the walk came through and the one
 //! held while it is hashed (strong count 2; a memo entry would hold a
 //! third) can be met only there, so a tree or constant-tree node in that
-//! state is hashed without a memo entry. What its entry could have served
-//! does not arise: its parent is met once, or memoised; it cannot be a Map
-//! key met later (the map would hold a second reference); and a node that
-//! is hashed again under a parent left out of the memo for a cycle hashes
-//! the same (every DAG node and free variable below it is memoised).
+//! state, met outside any def region, is hashed without a memo entry. What
+//! its entry could have served does not arise: its parent is met once, or
+//! memoised; it cannot be a Map key met later (the map would hold a second
+//! reference); and a node hashed again under a parent left out of the memo
+//! for a cycle hashes the same, as long as no free variable is numbered
+//! below it — hence outside def regions only (a free variable that points
+//! back up a cycle is not memoised, so meeting it again numbers it
+//! afresh, where the walk would have replayed the node's memo entry).
 //! Other objects go through the memo as in the walk.
 //!
 //! Invariant (every `unsafe` block below relies on it): the fast path
@@ -29,13 +32,14 @@
 
 use crate::abi::{type_index as ti, TVMFFIObject};
 use crate::containers::array::ArrayObj;
+use crate::dataclass::native_field::read_in_place;
 use crate::object::strong_count;
 use crate::values::any::Any;
 use crate::values::error::Error;
 
 
 use super::active_path::can_close_cycle;
-use super::type_plan::FieldRead;
+use super::type_plan::{getter_result, read_by_getter, FieldRead};
 use super::fast_path::{borrow_object, walks_fields, FAST_DEPTH, FAST_STACK};
 use super::hash_state::{Frame, Hasher, Task};
 use super::leaf_hash::leaf_hash;
@@ -146,9 +150,13 @@ impl Hasher {
         // each one, behind its Arc, until the run ends), so the slice stays
         // where it is while the loop below calls back into `self`.
         let reads = unsafe { &*reads };
+        // Outside def regions only: inside one, free variables are numbered
+        // in the order they are met, and a node met again under a parent
+        // left out of the memo (for a cycle) would number them afresh where
+        // the walk's memo entry replays the first numbering.
         // SAFETY: a live object, held by the caller (module invariant):
         // its parent's reference and that one.
-        let unshared = matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 2;
+        let unshared = self.region == def_region::NONE && matches!(k, kind::TREE_NODE | kind::CONST_TREE_NODE) && unsafe { strong_count(p) } == 2;
         if !unshared {
             if let Some((_, h)) = self.memo.get(&(p as usize)) {
                 let h = *h;
@@ -168,13 +176,18 @@ impl Hasher {
             // object is held (module invariant); the read takes a reference
             // (in place under the field's lock, or from the getter) before
             // anything looks inside the value.
-            let v = match unsafe { read.read(p) } {
-                Ok(v) => v,
-                Err(e) => {
-                    self.region = object_region;
-                    self.leave(cycle);
-                    return Err(e);
-                }
+            let v = match read.in_place {
+                // SAFETY: as above.
+                Some(kind) => unsafe { read_in_place(kind, (p as *const u8).add(read.offset)) },
+                // SAFETY: as above.
+                None => match self.plans.field(plan_id, next - 1).map(|f| getter_result(unsafe { read_by_getter(f, p) })).expect("a planned field") {
+                    Ok(v) => v,
+                    Err(e) => {
+                        self.region = object_region;
+                        self.leave(cycle);
+                        return Err(e);
+                    }
+                },
             };
             if let Some(lh) = leaf_hash(&v) {
                 h = hash_combine(h, lh);

@@ -42,8 +42,6 @@ pub(crate) struct TypePlan {
 pub(crate) struct FieldRead {
     pub(crate) offset: usize,
     pub(crate) in_place: Option<InPlace>,
-    /// The field's record (its getter, when not read in place).
-    pub(crate) field: &'static TVMFFIFieldInfo,
     /// The field's flags (its def region).
     pub(crate) flags: i64,
 }
@@ -123,7 +121,7 @@ fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Erro
         .into_iter()
         .filter(|f| f.flags & field_flag::kSEqHashIgnore == 0)
         .collect();
-    let reads = fields.iter().map(|f| FieldRead { offset: f.offset as usize, in_place: in_place_kind(f), field: f, flags: f.flags }).collect();
+    let reads = fields.iter().map(|f| FieldRead { offset: f.offset as usize, in_place: in_place_kind(f), flags: f.flags }).collect();
     Ok(TypePlan { kind, key_hash, hook, fields, reads })
 }
 
@@ -131,30 +129,44 @@ fn make_plan(obj: &ObjectRef, hook_attr: &'static [u8]) -> Result<TypePlan, Erro
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct PlanId(usize);
 
-impl FieldRead {
-    /// This field of `obj`, with a reference of its own: read in place
-    /// (under the field's lock), or through its getter.
-    ///
-    /// # Safety
-    /// `obj` is a live object of the plan's type, held by the caller.
-    #[inline(always)]
-    pub(crate) unsafe fn read(&self, obj: *mut crate::abi::TVMFFIObject) -> Result<Any, Error> {
-        match self.in_place {
-            // SAFETY: per the caller, the field is inside the live object.
-            Some(kind) => Ok(unsafe { crate::dataclass::native_field::read_in_place(kind, (obj as *const u8).add(self.offset)) }),
-            None => {
-                let getter = self.field.getter.ok_or_else(|| Error::attribute_error("field has no getter"))?;
-                let mut out = crate::abi::TVMFFIAny::NONE;
-                // SAFETY: as above; the getter writes an owned value.
-                let rc = unsafe { getter((obj as *mut u8).add(self.offset) as *mut std::ffi::c_void, &mut out) };
-                if rc != 0 {
-                    return Err(crate::values::error::take_raised_or_unknown(rc));
-                }
-                // SAFETY: getters hand back an owned value.
-                Ok(unsafe { Any::from_raw_owned(out) })
-            }
-        }
+/// Field `field` of `obj` through its getter (for fields not read in
+/// place, [`FieldRead::in_place`] None): an owned value, or, when the
+/// getter fails, a value of type index [`GETTER_FAILED`] with the error
+/// left raised. Kept out of line and returned in registers, so the fast
+/// paths' loops over in-place reads stay as tight as without it.
+///
+/// # Safety
+/// `obj` is a live object of a type `field` belongs to, held by the caller.
+#[inline(never)]
+#[cold]
+pub(crate) unsafe fn read_by_getter(field: &TVMFFIFieldInfo, obj: *mut crate::abi::TVMFFIObject) -> crate::abi::TVMFFIAny {
+    let failed = crate::abi::TVMFFIAny { type_index: GETTER_FAILED, ..crate::abi::TVMFFIAny::NONE };
+    let Some(getter) = field.getter else {
+        crate::values::error::set_raised(Error::attribute_error("field has no getter"));
+        return failed;
+    };
+    let mut out = crate::abi::TVMFFIAny::NONE;
+    // SAFETY: per the caller, the field is inside the live object; the
+    // getter writes an owned value.
+    if unsafe { getter((obj as *mut u8).add(field.offset as usize) as *mut std::ffi::c_void, &mut out) } != 0 {
+        return failed;
     }
+    out
+}
+
+/// The type index [`read_by_getter`] reports a failed getter
+/// with (no value has it).
+pub(crate) const GETTER_FAILED: i32 = i32::MIN;
+
+/// The owned value of a [`read_by_getter`] result, or the error
+/// the getter raised.
+#[inline(always)]
+pub(crate) fn getter_result(raw: crate::abi::TVMFFIAny) -> Result<Any, Error> {
+    if raw.type_index == GETTER_FAILED {
+        return Err(crate::values::error::take_raised_or_unknown(-1));
+    }
+    // SAFETY: getters hand back an owned value.
+    Ok(unsafe { Any::from_raw_owned(raw) })
 }
 
 impl TypePlans {
