@@ -183,7 +183,8 @@ test-tvm: python
 # time and peak RSS, the error round trips, TVMScript, te and Relax builds,
 # each in fresh processes, the two libraries alternated. Optional.
 bench-tvm: python
-	$(PY) tools/tvm_client/bench.py --dir $(TARGET)/tvm-client --out $(TARGET)/bench-tvm
+	$(PY) tools/tvm_client/bench.py --dir $(TARGET)/tvm-client --out $(TARGET)/bench-tvm \
+	    $(if $(TVM_TESTS),--tvm-tests $(TVM_TESTS))
 
 # The add_one kernel library (a plugin tether's Python side loads too) and
 # the tensor conformance test that dlopens it. The headers' export macro
