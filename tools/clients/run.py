@@ -44,11 +44,13 @@ import tarfile
 import time
 import urllib.parse
 import urllib.request
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "upstream_sdist"))
 from sdist import sha256 as file_sha256  # noqa: E402  (one file digest for every pinned download)
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "junit_report"))
+from junit_report import case_outcomes  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
@@ -292,17 +294,7 @@ def side_env(side: str, py: str, include: str | None) -> dict:
 
 def outcomes(xml_path: str) -> dict:
     """Test id -> passed/failed/skipped, from pytest's JUnit report."""
-    res = {}
-    for case in ET.parse(xml_path).getroot().iter("testcase"):
-        tid = f"{case.get('classname')}::{case.get('name')}"
-        kinds = {child.tag for child in case}
-        if kinds & {"failure", "error"}:
-            res[tid] = "failed"
-        elif "skipped" in kinds:
-            res[tid] = "skipped"
-        else:
-            res[tid] = "passed"
-    return res
+    return {f"{case.get('classname')}::{case.get('name')}": outcome for case, outcome in case_outcomes(xml_path)}
 
 
 def run_file(py: str, root: str, test_file: str, client: Client, env: dict, xml_path: str) -> dict:

@@ -27,9 +27,12 @@ import shutil
 import subprocess
 import sys
 import time
-import xml.etree.ElementTree as ET
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+sys.path.insert(0, os.path.join(ROOT, "tools", "junit_report"))
+from junit_report import case_outcomes  # noqa: E402
+
 DEFAULT_VERSIONS = ["3.10", "3.11", "3.12", "3.13", "3.14", "3.14t", "3.15"]
 # The peer, as the Makefile pins it.
 PEER = "apache-tvm-ffi==0.1.15.post2"
@@ -88,16 +91,10 @@ def junit_counts(path: str, prefix: str | None = None) -> dict[str, int]:
     counts = {"passed": 0, "failed": 0, "skipped": 0}
     if not os.path.exists(path):
         return counts
-    for case in ET.parse(path).getroot().iter("testcase"):
+    for case, outcome in case_outcomes(path):
         if prefix and not case.get("classname", "").split(".")[0].startswith(prefix):
             continue
-        kinds = {child.tag for child in case}
-        if kinds & {"failure", "error"}:
-            counts["failed"] += 1
-        elif "skipped" in kinds:
-            counts["skipped"] += 1
-        else:
-            counts["passed"] += 1
+        counts[outcome] += 1
     return counts
 
 

@@ -20,11 +20,13 @@ import os
 import subprocess
 import sys
 import sysconfig
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "upstream_sdist"))
 from sdist import DEFAULT_INDEX, extract_tests, fetch_sdist  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "junit_report"))
+from junit_report import case_outcomes  # noqa: E402
 
 # How the interpreter starts for each side: tether serves as tvm_ffi before
 # pytest imports anything; the peer is the installed apache-tvm-ffi.
@@ -62,15 +64,9 @@ def run_file(side: str, test_file: Path, report: Path) -> dict:
     if code < 0 or not report.exists():
         counts["crashed"] = 1
         return counts
-    root = ET.parse(report).getroot()
-    for case in root.iter("testcase"):
-        kinds = {child.tag for child in case}
-        if kinds & {"failure", "error"}:
-            counts["failed"] += 1
-        elif "skipped" in kinds:
-            counts["skipped"] += 1
-        else:
-            counts["passed"] += 1
+    for case, outcome in case_outcomes(str(report)):
+        counts[outcome] += 1
+        if outcome == "passed":
             counts["passed_ids"].add(f"{test_file.parent.name}/{test_file.name}::{case.get('name')}")
     return counts
 
