@@ -52,6 +52,17 @@ fn node_shapes_and_kinds() {
 }
 
 #[test]
+fn a_string_node_holds_utf8_text() {
+    // JSON text is bytes here; a str node's data must decode, as the saver
+    // writes it back as text (a bytes node carries base64).
+    let mut bad = br#"{"root_index": 0, "nodes": [{"type": "ffi.String", "data": "#.to_vec();
+    bad.extend_from_slice(b"\"\xff\xfe\"}]}");
+    let e = json_graph::from_json_graph(&json::parse(&bad).expect("the parser takes the bytes")).expect_err("not UTF-8");
+    assert_eq!((e.kind(), e.message()), ("ValueError", "Invalid JSON Object Graph: node 0 (`ffi.String`): field `data` must be UTF-8 text"));
+    assert_eq!(load(&graph(0, r#"{"type": "ffi.String", "data": "ok"}"#)).unwrap().get::<String>().unwrap(), "ok");
+}
+
+#[test]
 fn dangling_negative_and_oversized_indices() {
     let n = r#"{"type": "int", "data": 1}"#;
     assert_eq!(

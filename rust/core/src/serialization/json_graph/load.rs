@@ -272,7 +272,8 @@ impl<'a> Reader<'a> {
                 };
                 Any::device(DLDevice { device_type: narrow(device_type, 0)? as _, device_id: narrow(device_id, 1)? })
             }
-            ti::kTVMFFIStr => make_str_or_bytes(node.data_str()?, false)?,
+            // A str node is text: the saver writes it back as JSON text.
+            ti::kTVMFFIStr => make_str_or_bytes(node.data_text()?.as_bytes(), false)?,
             ti::kTVMFFIBytes => Any::bytes(&base64_decode(node.data_str()?).map_err(|e| node.refuse("data", e.message()))?)?,
             ti::kTVMFFIArray | ti::kTVMFFIList => {
                 let ints = node.checked_ints();
